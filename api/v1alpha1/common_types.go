@@ -1,0 +1,123 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Labels every BPA CR carries, as in the original specification.
+const (
+	// ClusterLabel names the cluster a CR belongs to. It is required.
+	ClusterLabel = "cluster"
+	// OwnerLabel names the tenant that owns the cluster. It is informational.
+	OwnerLabel = "owner"
+)
+
+// Labels the compiler puts on every Workflow; `argo resubmit` copies them, which is how a
+// resubmitted Workflow is found again.
+const (
+	WorkflowClusterLabel    = "bpa.akraino.org/cluster"
+	WorkflowKindLabel       = "bpa.akraino.org/kind"
+	WorkflowNameLabel       = "bpa.akraino.org/name"
+	WorkflowGenerationLabel = "bpa.akraino.org/generation"
+)
+
+// Values of WorkflowKindLabel.
+const (
+	WorkflowKindProvisioning = "provisioning"
+	WorkflowKindSoftware     = "software"
+)
+
+// Roles a placed host takes in the cluster.
+const (
+	RoleMaster = "master"
+	RoleWorker = "worker"
+)
+
+// WorkflowPhase is the phase of the Workflow a CR's status mirrors; the values are Argo's.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Error
+type WorkflowPhase string
+
+// The phases of an Argo Workflow.
+const (
+	PhasePending   WorkflowPhase = "Pending"
+	PhaseRunning   WorkflowPhase = "Running"
+	PhaseSucceeded WorkflowPhase = "Succeeded"
+	PhaseFailed    WorkflowPhase = "Failed"
+	PhaseError     WorkflowPhase = "Error"
+)
+
+// Condition types, following kstatus: Ready, plus Reconciling and Stalled with abnormal-true
+// polarity.
+const (
+	ConditionReady       = "Ready"
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
+)
+
+// SecretKeyReference names one key of a Secret in the CR's namespace.
+type SecretKeyReference struct {
+	// name of the Secret, in the CR's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// key within the Secret. Defaults to ssh-privatekey, the key of a kubernetes.io/ssh-auth Secret.
+	// +optional
+	// +kubebuilder:default=ssh-privatekey
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
+}
+
+// SSHAccess says how steps reach the cluster's nodes over SSH.
+type SSHAccess struct {
+	// secretRef names the Secret holding the SSH private key accepted by every node. It is
+	// mounted only into the steps that connect to nodes, never copied into parameters or status.
+	// Defaults to the Secret "<cluster>-ssh-key", key ssh-privatekey.
+	// +optional
+	SecretRef *SecretKeyReference `json:"secretRef,omitempty"`
+
+	// user to log in as. Steps use sudo for privileged work when it is not root.
+	// +optional
+	// +kubebuilder:default=root
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z_][a-z0-9_-]*$`
+	User string `json:"user,omitempty"`
+}
+
+// WorkflowStatus is what a CR's status mirrors of the Workflow compiled from it.
+type WorkflowStatus struct {
+	// observedGeneration is the generation whose Workflow this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase of the Workflow: Pending, Running, Succeeded, Failed or Error.
+	// +optional
+	Phase WorkflowPhase `json:"phase,omitempty"`
+
+	// progress of the Workflow as "done/total" steps.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// workflowName is the Workflow being mirrored; after `argo resubmit`, the resubmitted one.
+	// +optional
+	WorkflowName string `json:"workflowName,omitempty"`
+
+	// startedAt is when the Workflow started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+
+	// finishedAt is when the Workflow finished.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+
+	// message names the failing step and its message.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// conditions: Ready, Reconciling and Stalled, each with observedGeneration.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}

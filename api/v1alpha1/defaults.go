@@ -1,0 +1,37 @@
+package v1alpha1
+
+// Defaults that the CRD schema cannot state because they depend on the cluster's name.
+const (
+	// DefaultSSHKeySecretSuffix: without spec.ssh.secretRef the key is in "<cluster>-ssh-key".
+	DefaultSSHKeySecretSuffix = "-ssh-key"
+	// DefaultSSHKeySecretKey is the key of a kubernetes.io/ssh-auth Secret.
+	DefaultSSHKeySecretKey = "ssh-privatekey"
+	// DefaultSSHUser logs in to the nodes.
+	DefaultSSHUser = "root"
+	// KubeconfigSecretSuffix: fetch-kubeconfig stores "<cluster>-kubeconfig" (key "value").
+	KubeconfigSecretSuffix = "-kubeconfig"
+	// KubeconfigSecretKey is the key Cluster API uses for a kubeconfig.
+	KubeconfigSecretKey = "value"
+	// HostsConfigMapSuffix: fetch-kubeconfig stores "<cluster>-hosts" (label → IP, role).
+	HostsConfigMapSuffix = "-hosts"
+)
+
+// SSHKeyRef is the SSH key Secret steps mount, with defaults applied.
+func (a *SSHAccess) SSHKeyRef(cluster string) SecretKeyReference {
+	ref := SecretKeyReference{Name: cluster + DefaultSSHKeySecretSuffix, Key: DefaultSSHKeySecretKey}
+	if a != nil && a.SecretRef != nil {
+		ref.Name = a.SecretRef.Name
+		if a.SecretRef.Key != "" {
+			ref.Key = a.SecretRef.Key
+		}
+	}
+	return ref
+}
+
+// LoginUser is the SSH user, with the default applied.
+func (a *SSHAccess) LoginUser() string {
+	if a == nil || a.User == "" {
+		return DefaultSSHUser
+	}
+	return a.User
+}

@@ -1,0 +1,185 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// HostEntry is one item of masters or workers: a one-key map from the node's label (its
+// Kubernetes node name and inventory host name) to what the host must be.
+// +kubebuilder:validation:MinProperties=1
+// +kubebuilder:validation:MaxProperties=1
+// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 63 && k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="a host label must be a DNS-1123 label: lower-case letters, digits and '-', at most 63 characters, starting and ending with a letter or digit"
+type HostEntry map[string]HostRequirements
+
+// HostRequirements says which BareMetalHost may take an entry: by MAC address, by resources,
+// or both (then the host with that MAC must also meet the resources).
+// +kubebuilder:validation:XValidation:rule="has(self.mac__dash__address) || has(self.cpu) || has(self.memory) || (has(self.sriov) && self.sriov) || (has(self.qat) && self.qat)",message="an entry needs a mac-address, cpu, memory, sriov or qat to choose its host by"
+type HostRequirements struct {
+	// mac-address of one of the host's NICs (any NIC, case-insensitive).
+	// +optional
+	// +kubebuilder:validation:Pattern=`^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$`
+	MACAddress string `json:"mac-address,omitempty"`
+
+	// cpu is the least number of CPUs (status.hardware.cpu.count) the host must have.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	CPU *int32 `json:"cpu,omitempty"`
+
+	// memory is the least RAM (status.hardware.ramMebibytes) the host must have, e.g. 8Gi.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memory must be more than 0"
+	Memory *resource.Quantity `json:"memory,omitempty"`
+
+	// sriov asks for a host labelled feature.bpa.akraino.org/sriov=true.
+	// +optional
+	SRIOV bool `json:"sriov,omitempty"`
+
+	// qat asks for a host labelled feature.bpa.akraino.org/qat=true.
+	// +optional
+	QAT bool `json:"qat,omitempty"`
+}
+
+// HostSelector says where discover-hosts looks for BareMetalHosts.
+type HostSelector struct {
+	// namespaces to list BareMetalHosts in. Empty: every namespace the step may read.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	Namespaces []string `json:"namespaces,omitempty"`
+
+	// labelSelector restricts the BareMetalHosts considered.
+	// +optional
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+}
+
+// KubesprayOptions tunes the run-kubespray step.
+type KubesprayOptions struct {
+	// image of kubespray to run, pinned by tag or digest. Defaults to the controller's default.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9][a-zA-Z0-9._/-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$`
+	Image string `json:"image,omitempty"`
+
+	// extraVars are passed to ansible-playbook as extra variables from a JSON file, never
+	// through a shell. Names are Ansible identifiers and may not start with ansible_ (those
+	// steer the connection); values may not hold Jinja2 delimiters, which Ansible would evaluate.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=128
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z_][a-z0-9_]*$') && !k.startsWith('ansible_'))",message="extra variable names must match ^[a-z_][a-z0-9_]*$ and not start with ansible_"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !self[k].contains('{{') && !self[k].contains('{%') && !self[k].contains('{#'))",message="extra variable values may not contain Jinja2 delimiters ({{, {%, {#)"
+	ExtraVars map[string]string `json:"extraVars,omitempty"`
+}
+
+// ProvisioningSpec says which BareMetalHosts become the masters and workers of a cluster.
+// +kubebuilder:validation:XValidation:rule="size(self.masters) + (has(self.workers) ? size(self.workers) : 0) <= 5000",message="a cluster has at most 5000 hosts"
+type ProvisioningSpec struct {
+	// masters of the cluster, each a one-key map {label: {mac-address, cpu, memory, sriov, qat}}.
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=99
+	Masters []HostEntry `json:"masters"`
+
+	// workers of the cluster, in the shape of masters. With no workers, the masters also
+	// take the worker role.
+	// +optional
+	// +kubebuilder:validation:MaxItems=5000
+	Workers []HostEntry `json:"workers,omitempty"`
+
+	// KUDPlugins to install once the cluster is up, in this order; each needs a
+	// WorkflowTemplate bpa-plugin-<name>.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:items:MaxLength=40
+	// +listType=set
+	KUDPlugins []string `json:"KUDPlugins,omitempty"`
+
+	// PodSubnet is the pods' CIDR (kubespray's kube_pods_subnet).
+	// +optional
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="PodSubnet must be a CIDR such as 10.244.64.0/18"
+	PodSubnet string `json:"PodSubnet,omitempty"`
+
+	// ssh says how steps reach the nodes.
+	// +optional
+	SSH *SSHAccess `json:"ssh,omitempty"`
+
+	// kubespray tunes the run-kubespray step.
+	// +optional
+	Kubespray *KubesprayOptions `json:"kubespray,omitempty"`
+
+	// hostSelector says where to look for BareMetalHosts.
+	// +optional
+	HostSelector *HostSelector `json:"hostSelector,omitempty"`
+}
+
+// HostStatus is a placed host.
+type HostStatus struct {
+	// label of the CR entry.
+	Label string `json:"label"`
+	// role: master, worker, or master,worker.
+	Role string `json:"role"`
+	// bareMetalHost placed, as namespace/name.
+	BareMetalHost string `json:"bareMetalHost"`
+	// mac the host is addressed through.
+	MAC string `json:"mac"`
+	// ip of that MAC.
+	// +optional
+	IP string `json:"ip,omitempty"`
+}
+
+// ProvisioningStatus mirrors the Workflow compiled from the Provisioning.
+type ProvisioningStatus struct {
+	WorkflowStatus `json:",inline"`
+
+	// hosts placed by discover-hosts and addressed by resolve-leases.
+	// +optional
+	// +listType=map
+	// +listMapKey=label
+	Hosts []HostStatus `json:"hosts,omitempty"`
+
+	// kubeconfigSecretName is the Secret (key "value") holding the new cluster's kubeconfig.
+	// +optional
+	KubeconfigSecretName string `json:"kubeconfigSecretName,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=prov,categories=bpa
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.metadata.labels.cluster`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Workflow",type=string,JSONPath=`.status.workflowName`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Provisioning turns provisioned BareMetalHosts into the masters and workers of a Kubernetes
+// cluster, through an Argo Workflow that runs kubespray.
+type Provisioning struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says which hosts become which nodes.
+	// +required
+	Spec ProvisioningSpec `json:"spec"`
+
+	// status mirrors the compiled Workflow.
+	// +optional
+	Status ProvisioningStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ProvisioningList is a list of Provisionings.
+type ProvisioningList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Provisioning `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Provisioning{}, &ProvisioningList{})
+}

@@ -1,0 +1,106 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SoftwarePackage is a package to install: in YAML either its name ("curl") or a one-key map
+// from its name to a pinned version ({jq: {version: 1.5+dfsg-1}}).
+//
+// The API server can validate the name form with a pattern and the map form's shape and
+// version; the map form's key is validated by the compiler and the steps (a CRD schema cannot
+// constrain map keys of a value that may also be a string).
+// +kubebuilder:validation:Schemaless
+// +kubebuilder:pruning:PreserveUnknownFields
+type SoftwarePackage struct {
+	// Name of the package, as the package manager knows it.
+	Name string `json:"-"`
+	// Version pinned; empty means any version, as long as it is installed.
+	Version string `json:"-"`
+}
+
+// SoftwareSpec lists the packages for a cluster's masters and workers.
+type SoftwareSpec struct {
+	// masterSoftware to install on every master: a package name, or {name: {version: v}}.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	MasterSoftware []SoftwarePackage `json:"masterSoftware,omitempty"`
+
+	// workerSoftware to install on every worker, in the shape of masterSoftware.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	WorkerSoftware []SoftwarePackage `json:"workerSoftware,omitempty"`
+
+	// ssh says how steps reach the nodes. Defaults as in Provisioning.
+	// +optional
+	SSH *SSHAccess `json:"ssh,omitempty"`
+}
+
+// NodeSoftwareReport is what install-software did on one node.
+type NodeSoftwareReport struct {
+	// node label.
+	Node string `json:"node"`
+	// changed lists packages installed or upgraded, as name=version.
+	// +optional
+	Changed []string `json:"changed,omitempty"`
+	// failed lists packages that could not be installed, with the reason.
+	// +optional
+	Failed []string `json:"failed,omitempty"`
+}
+
+// SoftwareStatus mirrors the Workflow compiled from the Software.
+type SoftwareStatus struct {
+	WorkflowStatus `json:",inline"`
+
+	// nodes reports, per node, what the last install changed.
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	Nodes []NodeSoftwareReport `json:"nodes,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sw,categories=bpa
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.metadata.labels.cluster`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Workflow",type=string,JSONPath=`.status.workflowName`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Software installs packages, at pinned or any versions, on a cluster's masters and workers.
+type Software struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec lists the packages per role.
+	// +required
+	Spec SoftwareSpec `json:"spec"`
+
+	// status mirrors the compiled Workflow.
+	// +optional
+	Status SoftwareStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// SoftwareList is a list of Software.
+type SoftwareList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Software `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Software{}, &SoftwareList{})
+}
+
+// The grammar of package names and versions: the union of Debian's and RPM's, starting with a
+// letter or digit so that nothing reads as an option to apt or dnf.
+const (
+	PackageNamePattern      = `^[A-Za-z0-9][A-Za-z0-9._+-]*$`
+	PackageNameMaxLength    = 128
+	PackageVersionPattern   = `^[A-Za-z0-9][A-Za-z0-9.+~:_^-]*$`
+	PackageVersionMaxLength = 128
+)

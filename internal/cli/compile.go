@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
+)
+
+type compileFlags struct {
+	file, output string
+	opts         compile.Options
+	leaseFormat  string
+}
+
+func newCompileCommand() *cobra.Command {
+	plugins, err := workflows.Plugins()
+	if err != nil {
+		panic(fmt.Sprintf("the embedded WorkflowTemplates are broken: %v", err))
+	}
+	f := &compileFlags{opts: compile.DefaultOptions(plugins)}
+	cmd := &cobra.Command{
+		Use:   "compile -f CR.yaml [-o yaml|json]",
+		Short: "Print the Argo Workflow of every Provisioning and Software in a file",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out, err := runCompile(f)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "file of Provisioning and Software CRs (required)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	addOptionFlags(cmd, &f.opts, &f.leaseFormat)
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func addOptionFlags(cmd *cobra.Command, opts *compile.Options, leaseFormat *string) {
+	fl := cmd.Flags()
+	fl.StringVar(&opts.StepImage, "step-image", opts.StepImage, "image that runs `bpa-workflow-controller step`")
+	fl.StringVar(&opts.KubesprayImage, "kubespray-image", opts.KubesprayImage, "default kubespray image")
+	fl.StringVar(&opts.ServiceAccountName, "service-account", opts.ServiceAccountName, "service account of the step pods")
+	fl.StringVar(&opts.LeaseFile, "lease-file", "", "the DHCP server's lease file on the node (host path); empty: IPs from BareMetalHost NICs")
+	fl.StringVar(leaseFormat, "lease-format", "isc", "format of --lease-file: isc or dnsmasq")
+}
+
+func runCompile(f *compileFlags) ([]byte, error) {
+	if f.output != "yaml" && f.output != "json" {
+		return nil, fmt.Errorf("--output %q: want yaml or json", f.output)
+	}
+	if f.opts.LeaseFile != "" {
+		format, err := leases.ParseFormat(f.leaseFormat)
+		if err != nil {
+			return nil, fmt.Errorf("--lease-format: %w", err)
+		}
+		f.opts.LeaseFormat = format
+	}
+	docs, err := manifest.ReadFile(f.file)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	compiled := 0
+	for _, d := range docs {
+		var wf any
+		switch cr := d.Object.(type) {
+		case *bpav1.Provisioning:
+			wf, err = compile.Provisioning(cr, f.opts)
+		case *bpav1.Software:
+			wf, err = compile.Software(cr, f.opts)
+		default:
+			continue // Clusters and hosts compile to nothing
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", f.file, d.Index, err)
+		}
+		if err := encode(&out, f.output, wf, compiled); err != nil {
+			return nil, err
+		}
+		compiled++
+	}
+	if compiled == 0 {
+		return nil, fmt.Errorf("%s: no Provisioning or Software to compile", f.file)
+	}
+	return out.Bytes(), nil
+}
+
+// encode writes YAML documents separated by ---, or one JSON object a line.
+func encode(out *bytes.Buffer, format string, obj any, index int) error {
+	if format == "json" {
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		out.Write(raw)
+		out.WriteByte('\n')
+		return nil
+	}
+	raw, err := yaml.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	if index > 0 {
+		out.WriteString("---\n")
+	}
+	out.Write(raw)
+	return nil
+}

@@ -1,0 +1,306 @@
+// Package compile turns a Provisioning or a Software generation into an Argo Workflow. It is
+// pure and deterministic: every input is the CR or Options, the CR is never modified, and the
+// same input gives byte-identical output. The Workflow names its CR (namespace, name, uid,
+// generation) instead of copying its spec, so its size does not grow with the hosts; steps read
+// the CR and fail fast if it has moved on.
+package compile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+)
+
+// MaxWorkflowNameLength leaves room for the suffix `argo resubmit --memoized` appends.
+const MaxWorkflowNameLength = 57
+
+// Entry templates of the two kinds of Workflow.
+const (
+	ProvisionEntrypoint = "provision"
+	SoftwareEntrypoint  = "install"
+)
+
+// Provisioning compiles a Provisioning into the Workflow of DESIGN.md:
+// discover-hosts → resolve-leases → render-inventory → run-kubespray → fetch-kubeconfig →
+// each KUD plugin in CR order.
+func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) {
+	p := in.DeepCopy()
+	if errs := p.Validate(); len(errs) > 0 {
+		return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	var errs field.ErrorList
+	for i, plugin := range p.Spec.KUDPlugins {
+		if !slices.Contains(opts.Plugins, plugin) {
+			errs = append(errs, field.NotSupported(field.NewPath("spec", "KUDPlugins").Index(i), plugin, sortedCopy(opts.Plugins)))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
+	}
+	cluster := p.Labels[bpav1.ClusterLabel]
+	kubesprayImage := opts.KubesprayImage
+	if p.Spec.Kubespray != nil && p.Spec.Kubespray.Image != "" {
+		kubesprayImage = p.Spec.Kubespray.Image
+	}
+	kubespray, err := runkubespray.Template(kubesprayImage, opts.Kubespray)
+	if err != nil {
+		return nil, fmt.Errorf("options: %w", err)
+	}
+
+	d := newDAG()
+	for _, t := range []wfv1.Template{
+		discoverhosts.Template(opts.StepImage),
+		resolveleases.Template(opts.StepImage, leaseFormat(opts)),
+		renderinventory.Template(opts.StepImage),
+		kubespray,
+		fetchkubeconfig.Template(opts.StepImage),
+	} {
+		if err := d.addTemplate(t); err != nil {
+			return nil, err
+		}
+	}
+	hostsOf := func(task string) wfv1.Arguments {
+		return wfv1.Arguments{Parameters: []wfv1.Parameter{outputOf(task, steps.HostsParam, steps.HostsParam)}}
+	}
+	d.addTask(wfv1.DAGTask{Name: discoverhosts.Name, Template: discoverhosts.Name})
+	d.addTask(wfv1.DAGTask{Name: resolveleases.Name, Template: resolveleases.Name, Arguments: hostsOf(discoverhosts.Name)}, discoverhosts.Name)
+	d.addTask(wfv1.DAGTask{Name: renderinventory.Name, Template: renderinventory.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
+	d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
+		outputOf(renderinventory.Name, steps.InventoryParam, steps.InventoryParam),
+		outputOf(renderinventory.Name, steps.ExtraVarsParam, steps.ExtraVarsParam),
+	}}}, renderinventory.Name)
+	d.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, runkubespray.Name)
+	// Plugins run one after another, in CR order: later ones (sriov-network) may need
+	// earlier ones (multus).
+	previous := fetchkubeconfig.Name
+	for _, plugin := range p.Spec.KUDPlugins {
+		name := kudplugin.TaskName(plugin)
+		d.addTask(wfv1.DAGTask{
+			Name:        name,
+			TemplateRef: kudplugin.TemplateRef(plugin),
+			Arguments:   kudplugin.Arguments(cluster + bpav1.KubeconfigSecretSuffix),
+		}, previous)
+		previous = name
+	}
+	templates, err := d.build(ProvisionEntrypoint)
+	if err != nil {
+		return nil, err
+	}
+
+	wf := newWorkflow(&p.ObjectMeta, "Provisioning", bpav1.WorkflowKindProvisioning, cluster, opts)
+	wf.Annotations = map[string]string{
+		"workflows.argoproj.io/title":       fmt.Sprintf("Provision cluster %s", cluster),
+		"workflows.argoproj.io/description": fmt.Sprintf("Provisioning %s/%s generation %d: %s", p.Namespace, p.Name, Generation(&p.ObjectMeta), describeProvisioning(p, opts)),
+	}
+	wf.Spec.Entrypoint = ProvisionEntrypoint
+	wf.Spec.Templates = templates
+	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.ProvisioningDeadlineSeconds)
+	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(p.Spec.SSH.SSHKeyRef(cluster)))
+	if opts.LeaseFile != "" {
+		wf.Spec.Volumes = append(wf.Spec.Volumes, corev1.Volume{Name: steps.LeasesVolume, VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: opts.LeaseFile, Type: ptr.To(corev1.HostPathFile)},
+		}})
+	}
+	return wf, nil
+}
+
+// Software compiles a Software into resolve-cluster-hosts → install-software, one task per
+// node through withParam, so the Workflow's size does not depend on the number of nodes.
+func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
+	s := in.DeepCopy()
+	if errs := s.Validate(); len(errs) > 0 {
+		return nil, &bpav1.InvalidError{Kind: "Software", Namespace: s.Namespace, Name: s.Name, Errs: errs}
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	cluster := s.Labels[bpav1.ClusterLabel]
+	d := newDAG()
+	for _, t := range []wfv1.Template{
+		resolveclusterhosts.Template(opts.StepImage, sortedCopy(opts.SoftwareNodes)),
+		installsoftware.Template(opts.StepImage),
+	} {
+		if err := d.addTemplate(t); err != nil {
+			return nil, err
+		}
+	}
+	d.addTask(wfv1.DAGTask{Name: resolveclusterhosts.Name, Template: resolveclusterhosts.Name})
+	d.addTask(wfv1.DAGTask{
+		Name:      installsoftware.Name,
+		Template:  installsoftware.Name,
+		WithParam: "{{tasks." + resolveclusterhosts.Name + ".outputs.parameters." + steps.NodesParam + "}}",
+		Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
+			{Name: installsoftware.NodeParam, Value: wfv1.AnyStringPtr("{{item.name}}")},
+			{Name: installsoftware.RoleParam, Value: wfv1.AnyStringPtr("{{item.role}}")},
+			{Name: installsoftware.AddressParam, Value: wfv1.AnyStringPtr("{{item.ip}}")},
+		}},
+	}, resolveclusterhosts.Name)
+	templates, err := d.build(SoftwareEntrypoint)
+	if err != nil {
+		return nil, err
+	}
+	wf := newWorkflow(&s.ObjectMeta, "Software", bpav1.WorkflowKindSoftware, cluster, opts)
+	scope := "every node"
+	if len(opts.SoftwareNodes) > 0 {
+		scope = "nodes " + strings.Join(sortedCopy(opts.SoftwareNodes), ", ")
+	}
+	wf.Annotations = map[string]string{
+		"workflows.argoproj.io/title":       fmt.Sprintf("Install software on cluster %s", cluster),
+		"workflows.argoproj.io/description": fmt.Sprintf("Software %s/%s generation %d: %d master and %d worker packages on %s", s.Namespace, s.Name, Generation(&s.ObjectMeta), len(s.Spec.MasterSoftware), len(s.Spec.WorkerSoftware), scope),
+	}
+	wf.Spec.Entrypoint = SoftwareEntrypoint
+	wf.Spec.Templates = templates
+	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.SoftwareDeadlineSeconds)
+	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(s.Spec.SSH.SSHKeyRef(cluster)))
+	return wf, nil
+}
+
+// newWorkflow is the part both kinds share: name, labels, owner, parameters naming the CR,
+// the per-cluster mutex, pod security and scratch space.
+func newWorkflow(meta *metav1.ObjectMeta, kind, kindLabel, cluster string, opts Options) *wfv1.Workflow {
+	generation := Generation(meta)
+	wf := &wfv1.Workflow{
+		TypeMeta: metav1.TypeMeta{APIVersion: wfv1.SchemeGroupVersion.String(), Kind: "Workflow"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      WorkflowName(kindLabel, meta.Name, generation),
+			Namespace: meta.Namespace,
+			Labels: map[string]string{
+				bpav1.WorkflowClusterLabel:    cluster,
+				bpav1.WorkflowKindLabel:       kindLabel,
+				bpav1.WorkflowNameLabel:       labelValue(meta.Name),
+				bpav1.WorkflowGenerationLabel: strconv.FormatInt(generation, 10),
+			},
+		},
+	}
+	if meta.UID != "" {
+		wf.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion:         bpav1.GroupVersion.String(),
+			Kind:               kind,
+			Name:               meta.Name,
+			UID:                meta.UID,
+			Controller:         ptr.To(true),
+			BlockOwnerDeletion: ptr.To(true),
+		}}
+	}
+	wf.Spec = wfv1.WorkflowSpec{
+		ServiceAccountName: opts.ServiceAccountName,
+		Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
+			{Name: steps.ParamNamespace, Value: wfv1.AnyStringPtr(meta.Namespace)},
+			{Name: steps.ParamName, Value: wfv1.AnyStringPtr(meta.Name)},
+			{Name: steps.ParamUID, Value: wfv1.AnyStringPtr(string(meta.UID))},
+			{Name: steps.ParamGeneration, Value: wfv1.AnyStringPtr(strconv.FormatInt(generation, 10))},
+			{Name: steps.ParamCluster, Value: wfv1.AnyStringPtr(cluster)},
+		}},
+		// One cluster, one running Workflow: provisioning and software of a cluster queue.
+		Synchronization: &wfv1.Synchronization{Mutexes: []*wfv1.Mutex{{Name: "bpa-cluster-" + cluster}}},
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To(steps.StepUser),
+			RunAsGroup:     ptr.To(steps.StepUser),
+			FSGroup:        ptr.To(steps.StepUser),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Volumes: []corev1.Volume{{Name: steps.TmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		PodGC:   &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess},
+	}
+	return wf
+}
+
+// Generation is the CR's generation; a CR read from a file and not yet stored counts as the
+// first generation, as the API server will number it.
+func Generation(meta *metav1.ObjectMeta) int64 {
+	return max(meta.Generation, 1)
+}
+
+// WorkflowName is deterministic: one name per CR generation, so "create if absent" is
+// idempotent. Long CR names are cut and made unique again with a hash.
+func WorkflowName(kindLabel, crName string, generation int64) string {
+	prefix := "prov-"
+	if kindLabel == bpav1.WorkflowKindSoftware {
+		prefix = "sw-"
+	}
+	suffix := "-" + strconv.FormatInt(generation, 10)
+	name := prefix + crName + suffix
+	if len(name) <= MaxWorkflowNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(crName))
+	hash := hex.EncodeToString(sum[:])[:8]
+	keep := MaxWorkflowNameLength - len(prefix) - len(suffix) - len(hash) - 1
+	cut := strings.TrimRight(crName[:keep], "-.")
+	return prefix + cut + "-" + hash + suffix
+}
+
+// labelValue fits a CR name (up to 253 characters) into a label value (up to 63).
+func labelValue(name string) string {
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:54], "-.") + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+func outputOf(task, output, as string) wfv1.Parameter {
+	return wfv1.Parameter{Name: as, Value: wfv1.AnyStringPtr("{{tasks." + task + ".outputs.parameters." + output + "}}")}
+}
+
+func sshKeyVolume(ref bpav1.SecretKeyReference) corev1.Volume {
+	return corev1.Volume{Name: steps.SSHKeyVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: ref.Name,
+		Items:      []corev1.KeyToPath{{Key: ref.Key, Path: steps.SSHKeyFile}},
+		// Owned by root, readable by the step's group (fsGroup) only.
+		DefaultMode: ptr.To[int32](0o440),
+	}}}
+}
+
+func leaseFormat(opts Options) leases.Format {
+	if opts.LeaseFile == "" {
+		return ""
+	}
+	return opts.LeaseFormat
+}
+
+func describeProvisioning(p *bpav1.Provisioning, opts Options) string {
+	mode := opts.Kubespray.Mode
+	if mode == "" {
+		mode = runkubespray.ModeCreate
+	}
+	desc := fmt.Sprintf("%d masters, %d workers, kubespray %s", len(p.Spec.Masters), len(p.Spec.Workers), mode)
+	if len(opts.Kubespray.Nodes) > 0 {
+		desc += " " + strings.Join(opts.Kubespray.Nodes, ",")
+	}
+	if len(p.Spec.KUDPlugins) > 0 {
+		desc += ", plugins " + strings.Join(p.Spec.KUDPlugins, ", ")
+	}
+	return desc
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,87 @@
+package compile
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+)
+
+// Default images. They name no registry host: the site's container runtime resolves them.
+const (
+	DefaultStepImage      = "bpa-workflow-controller:v0.1.0"
+	DefaultKubesprayImage = "kubespray/kubespray:v2.28.0"
+)
+
+// Options is every input of the compiler besides the CR: images, service account, limits and
+// the site's lease file. The compiler reads nothing else.
+type Options struct {
+	// StepImage runs `bpa-workflow-controller step`.
+	StepImage string
+	// KubesprayImage is used unless the Provisioning names one.
+	KubesprayImage string
+	// ServiceAccountName runs the step pods.
+	ServiceAccountName string
+	// ProvisioningDeadlineSeconds and SoftwareDeadlineSeconds bound a Workflow's run.
+	ProvisioningDeadlineSeconds int64
+	SoftwareDeadlineSeconds     int64
+	// LeaseFile is the DHCP server's lease file on the nodes' host path; empty: addresses
+	// come from the BareMetalHosts' NICs.
+	LeaseFile string
+	// LeaseFormat is the lease file's format.
+	LeaseFormat leases.Format
+	// Plugins are the KUD plugins with a WorkflowTemplate; a CR naming another is refused.
+	Plugins []string
+	// Kubespray is what this generation's run does (day 2: scale or remove); zero: create.
+	Kubespray runkubespray.Plan
+	// SoftwareNodes limits a Software Workflow to these nodes (day 2); empty: all nodes.
+	SoftwareNodes []string
+}
+
+// DefaultOptions are the compiler's defaults, with the plugins of workflows/.
+func DefaultOptions(plugins []string) Options {
+	return Options{
+		StepImage:                   DefaultStepImage,
+		KubesprayImage:              DefaultKubesprayImage,
+		ServiceAccountName:          "bpa-workflow-step",
+		ProvisioningDeadlineSeconds: 6 * 3600,
+		SoftwareDeadlineSeconds:     2 * 3600,
+		Plugins:                     plugins,
+	}
+}
+
+var (
+	imagePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
+	pathPattern  = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+)
+
+func (o Options) validate() error {
+	if !imagePattern.MatchString(o.StepImage) {
+		return fmt.Errorf("options: step image %q is not an image reference", o.StepImage)
+	}
+	if !imagePattern.MatchString(o.KubesprayImage) {
+		return fmt.Errorf("options: kubespray image %q is not an image reference", o.KubesprayImage)
+	}
+	if o.ServiceAccountName != "" && !dnsLabel.MatchString(o.ServiceAccountName) {
+		return fmt.Errorf("options: service account %q is not a DNS-1123 label", o.ServiceAccountName)
+	}
+	if o.ProvisioningDeadlineSeconds <= 0 || o.SoftwareDeadlineSeconds <= 0 {
+		return fmt.Errorf("options: workflow deadlines must be positive")
+	}
+	if o.LeaseFile != "" {
+		if !pathPattern.MatchString(o.LeaseFile) {
+			return fmt.Errorf("options: lease file %q is not an absolute path", o.LeaseFile)
+		}
+		if _, err := leases.ParseFormat(string(o.LeaseFormat)); err != nil {
+			return fmt.Errorf("options: %w", err)
+		}
+	}
+	for _, n := range o.SoftwareNodes {
+		if !dnsLabel.MatchString(n) {
+			return fmt.Errorf("options: software node %q is not a DNS-1123 label", n)
+		}
+	}
+	return nil
+}

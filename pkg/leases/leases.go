@@ -1,0 +1,86 @@
+// Package leases reads the DHCP server's record of who has which address, in ISC dhcpd's
+// dhcpd.leases format or dnsmasq's leases file, and resolves placed hosts' MACs to IPs, or
+// falls back to the IPs a BareMetalHost's inspection reported.
+//
+// Lease end times are never compared with the clock: the file is the server's own record, and
+// the server rewrites it when a lease lapses. Where a MAC has several leases, the newest active
+// one wins.
+package leases
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+)
+
+// Format names a lease file format.
+type Format string
+
+// The lease file formats.
+const (
+	FormatISC     Format = "isc"
+	FormatDnsmasq Format = "dnsmasq"
+)
+
+// Table maps lower-case MAC addresses to their newest active lease.
+type Table map[string]Lease
+
+// Lease is one MAC's address as of its lease's start (ISC) or expiry (dnsmasq).
+type Lease struct {
+	IP netip.Addr
+	// Rank orders a MAC's leases: the higher one wins. ISC: the start time; dnsmasq: the
+	// expiry (an infinite lease ranks highest). Equal ranks: the later line in the file wins.
+	Rank int64
+}
+
+// offer records a lease, keeping the newest for its MAC.
+func (t Table) offer(mac string, l Lease) {
+	if prev, ok := t[mac]; ok && prev.Rank > l.Rank {
+		return
+	}
+	t[mac] = l
+}
+
+// Parse reads a lease file in the given format.
+func Parse(format Format, r io.Reader) (Table, error) {
+	switch format {
+	case FormatISC:
+		return ParseISC(r)
+	case FormatDnsmasq:
+		return ParseDnsmasq(r)
+	}
+	return nil, fmt.Errorf("unknown lease file format %q: want %q or %q", format, FormatISC, FormatDnsmasq)
+}
+
+// ParseFormat accepts the names the CLI and the controller options use.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(s)); f {
+	case FormatISC, FormatDnsmasq:
+		return f, nil
+	case "dhcpd":
+		return FormatISC, nil
+	}
+	return "", fmt.Errorf("unknown lease file format %q: want %q or %q", s, FormatISC, FormatDnsmasq)
+}
+
+// normalizeMAC returns an Ethernet MAC in lower case with colons, or false.
+func normalizeMAC(s string) (string, bool) {
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return "", false
+	}
+	return hw.String(), true
+}
+
+// Detect guesses a lease file's format: ISC's has `lease ADDRESS {` blocks, dnsmasq's does not.
+func Detect(raw []byte) Format {
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "lease" && strings.HasPrefix(f[len(f)-1], "{") {
+			return FormatISC
+		}
+	}
+	return FormatDnsmasq
+}

@@ -1,0 +1,94 @@
+package leases
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+)
+
+// Source is where resolve-leases finds addresses.
+type Source interface {
+	// Lookup returns the IP of mac on host, or a reason it has none.
+	Lookup(host string, mac string) (string, error)
+}
+
+// FileSource looks MACs up in a lease file's table.
+type FileSource struct {
+	Table Table
+	// Name is the file, for messages.
+	Name string
+}
+
+// Lookup implements Source.
+func (s FileSource) Lookup(_ string, mac string) (string, error) {
+	l, ok := s.Table[strings.ToLower(mac)]
+	if !ok {
+		return "", fmt.Errorf("no active lease for MAC %s in %s", mac, s.Name)
+	}
+	return l.IP.String(), nil
+}
+
+// HostSource looks MACs up in the BareMetalHosts' inspected NICs.
+type HostSource struct {
+	hosts map[string]*metal3v1alpha1.BareMetalHost
+}
+
+// NewHostSource indexes hosts by name.
+func NewHostSource(hosts []metal3v1alpha1.BareMetalHost) HostSource {
+	s := HostSource{hosts: make(map[string]*metal3v1alpha1.BareMetalHost, len(hosts))}
+	for i := range hosts {
+		s.hosts[hosts[i].Namespace+"/"+hosts[i].Name] = &hosts[i]
+	}
+	return s
+}
+
+// Lookup implements Source.
+func (s HostSource) Lookup(host string, mac string) (string, error) {
+	h, ok := s.hosts[host]
+	if !ok {
+		return "", fmt.Errorf("BareMetalHost %s is gone", host)
+	}
+	if h.Status.HardwareDetails != nil {
+		for _, nic := range h.Status.HardwareDetails.NIC {
+			if strings.EqualFold(nic.MAC, mac) && nic.IP != "" {
+				return nic.IP, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("BareMetalHost %s reports no IP for its NIC with MAC %s", host, mac)
+}
+
+// Error is a placed host without an address. It is retryable: the host may not have asked
+// the DHCP server yet.
+type Error struct {
+	Label  string
+	Host   string
+	Reason error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("entry %q (BareMetalHost %s): %v", e.Label, e.Host, e.Reason)
+}
+
+// Resolve fills in the IP of every placement, or returns every one it could not (joined).
+func Resolve(placements []placement.Placement, src Source) ([]placement.Placement, error) {
+	out := make([]placement.Placement, len(placements))
+	var errs []error
+	for i, p := range placements {
+		ip, err := src.Lookup(p.BareMetalHost, p.MAC)
+		if err != nil {
+			errs = append(errs, &Error{Label: p.Label, Host: p.BareMetalHost, Reason: err})
+			continue
+		}
+		p.IP = ip
+		out[i] = p
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}

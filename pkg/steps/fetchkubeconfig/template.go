@@ -1,0 +1,29 @@
+// Package fetchkubeconfig is the fetch-kubeconfig step: over SSH it reads the first master's
+// admin.conf, points it at that master, and stores it in the Secret "<cluster>-kubeconfig".
+package fetchkubeconfig
+
+import (
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+)
+
+// Name of the step, its template and its DAG task.
+const Name = "fetch-kubeconfig"
+
+// Template fetches the kubeconfig, retrying with backoff while the master does not answer.
+func Template(stepImage string) wfv1.Template {
+	return wfv1.Template{
+		Name: Name,
+		Inputs: wfv1.Inputs{
+			Parameters: []wfv1.Parameter{{Name: steps.HostsParam}},
+			Artifacts:  []wfv1.Artifact{steps.InputFile(steps.HostsParam, "hosts.json")},
+		},
+		Container: steps.StepContainer(stepImage, Name, append(steps.CRArgs(),
+			"--cluster="+steps.WorkflowParam(steps.ParamCluster),
+			"--hosts="+steps.InputsDir+"/hosts.json",
+			"--ssh-key="+steps.SSHKeyPath,
+		), steps.SSHKeyMount()),
+		RetryStrategy: steps.WaitForTheWorld(),
+	}
+}

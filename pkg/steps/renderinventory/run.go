@@ -1,0 +1,43 @@
+package renderinventory
+
+import (
+	"encoding/json"
+	"fmt"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/templates"
+)
+
+// Render is the step's logic without I/O: the inventory for the addressed hosts, and the
+// extra variables (kube_pods_subnet from PodSubnet, then the CR's kubespray.extraVars) as JSON.
+func Render(p *bpav1.Provisioning, hosts []placement.Placement) (inventory, extraVars []byte, err error) {
+	if errs := p.Validate(); len(errs) > 0 {
+		return nil, nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
+	}
+	inventory, err = templates.Inventory(templates.InventoryInput{
+		Cluster: p.Labels[bpav1.ClusterLabel],
+		User:    p.Spec.SSH.LoginUser(),
+		Hosts:   hosts,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	vars := map[string]string{}
+	if p.Spec.PodSubnet != "" {
+		vars["kube_pods_subnet"] = p.Spec.PodSubnet
+	}
+	if p.Spec.Kubespray != nil {
+		for k, v := range p.Spec.Kubespray.ExtraVars {
+			if k == "kube_pods_subnet" && p.Spec.PodSubnet != "" && v != p.Spec.PodSubnet {
+				return nil, nil, fmt.Errorf("spec.kubespray.extraVars[kube_pods_subnet]: %q contradicts spec.PodSubnet %q", v, p.Spec.PodSubnet)
+			}
+			vars[k] = v
+		}
+	}
+	extraVars, err = json.MarshalIndent(vars, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	return inventory, append(extraVars, '\n'), nil
+}

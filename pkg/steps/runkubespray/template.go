@@ -1,0 +1,100 @@
+// Package runkubespray is the run-kubespray step: ansible-playbook from the kubespray image,
+// with the rendered inventory and extra variables as files and the SSH key mounted. Nothing is
+// interpolated into a shell line: the command is an argument list.
+package runkubespray
+
+import (
+	"fmt"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+)
+
+// Name of the step, its template and its DAG task.
+const Name = "run-kubespray"
+
+// Mode is what kubespray does to the cluster.
+type Mode string
+
+// The kubespray modes.
+const (
+	// ModeCreate runs cluster.yml: a new cluster, or masters changed.
+	ModeCreate Mode = "create"
+	// ModeScale runs scale.yml limited to new nodes.
+	ModeScale Mode = "scale"
+	// ModeRemove runs remove-node.yml for nodes leaving.
+	ModeRemove Mode = "remove"
+)
+
+// Plan is the kubespray run a Workflow does.
+type Plan struct {
+	Mode Mode
+	// Nodes are the nodes scale.yml is limited to, or remove-node.yml removes.
+	Nodes []string
+}
+
+// Args are ansible-playbook's arguments for the plan.
+func (p Plan) Args() ([]string, error) {
+	args := []string{
+		"--inventory=" + steps.InputsDir + "/hosts.ini",
+		"--private-key=" + steps.SSHKeyPath,
+		"--become",
+		"--extra-vars=@" + steps.InputsDir + "/extra-vars.json",
+	}
+	for _, n := range p.Nodes {
+		if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
+			return nil, fmt.Errorf("kubespray node %q: %s", n, strings.Join(msgs, "; "))
+		}
+	}
+	nodes := strings.Join(p.Nodes, ",")
+	switch p.Mode {
+	case ModeCreate, "":
+		if len(p.Nodes) > 0 {
+			return nil, fmt.Errorf("kubespray mode %q takes no nodes", ModeCreate)
+		}
+		return append(args, "cluster.yml"), nil
+	case ModeScale:
+		if len(p.Nodes) == 0 {
+			return nil, fmt.Errorf("kubespray mode %q needs the nodes to add", p.Mode)
+		}
+		return append(args, "--limit="+nodes, "scale.yml"), nil
+	case ModeRemove:
+		if len(p.Nodes) == 0 {
+			return nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
+		}
+		return append(args, "--extra-vars=node="+nodes, "--extra-vars=skip_confirmation=true", "remove-node.yml"), nil
+	}
+	return nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
+}
+
+// Template runs the plan from the kubespray image.
+func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
+	args, err := plan.Args()
+	if err != nil {
+		return wfv1.Template{}, err
+	}
+	c := steps.Container(kubesprayImage, []string{"ansible-playbook"}, args, steps.SSHKeyMount())
+	c.WorkingDir = "/kubespray"
+	c.Env = append(c.Env,
+		corev1.EnvVar{Name: "ANSIBLE_LOCAL_TEMP", Value: steps.TmpDir + "/.ansible/tmp"},
+		// Nodes fresh from Ironic have host keys no one has seen; fetch-kubeconfig pins them.
+		corev1.EnvVar{Name: "ANSIBLE_HOST_KEY_CHECKING", Value: "False"},
+		corev1.EnvVar{Name: "ANSIBLE_FORCE_COLOR", Value: "False"},
+	)
+	return wfv1.Template{
+		Name: Name,
+		Inputs: wfv1.Inputs{
+			Parameters: []wfv1.Parameter{{Name: steps.InventoryParam}, {Name: steps.ExtraVarsParam}},
+			Artifacts: []wfv1.Artifact{
+				steps.InputFile(steps.InventoryParam, "hosts.ini"),
+				steps.InputFile(steps.ExtraVarsParam, "extra-vars.json"),
+			},
+		},
+		Container:     c,
+		RetryStrategy: steps.RetryFlakes(),
+	}, nil
+}

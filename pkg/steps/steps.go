@@ -1,0 +1,144 @@
+// Package steps holds what every step of a compiled Workflow shares: the names of workflow
+// parameters, volumes and paths, the hardened container a step runs in, and the retry policy
+// of steps that wait for the world. Each step lives in a package of its own below this one,
+// with its Argo template constructor (pure, no side effects) and its runtime.
+package steps
+
+import (
+	"path"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// Workflow parameters: the Workflow names its CR instead of copying its spec.
+const (
+	ParamNamespace  = "cr-namespace"
+	ParamName       = "cr-name"
+	ParamUID        = "cr-uid"
+	ParamGeneration = "cr-generation"
+	ParamCluster    = "cluster"
+)
+
+// WorkflowParam is the expression a template uses to read a workflow parameter.
+func WorkflowParam(name string) string { return "{{workflow.parameters." + name + "}}" }
+
+// CRArgs are the flags by which a step finds its CR and checks it has not moved on.
+func CRArgs() []string {
+	return []string{
+		"--namespace=" + WorkflowParam(ParamNamespace),
+		"--name=" + WorkflowParam(ParamName),
+		"--uid=" + WorkflowParam(ParamUID),
+		"--generation=" + WorkflowParam(ParamGeneration),
+	}
+}
+
+// Volumes and where steps see them.
+const (
+	// TmpVolume is the writable scratch space of a step; the root filesystem is read-only.
+	TmpVolume = "tmp"
+	TmpDir    = "/tmp"
+	// OutputsDir holds the files Argo reads output parameters from.
+	OutputsDir = "/tmp/outputs"
+	// InputsDir holds input parameters that Argo writes as raw artifacts: too large for
+	// command-line arguments.
+	InputsDir = "/inputs"
+
+	// SSHKeyVolume is the node SSH key, mounted only into the steps that log in to nodes.
+	SSHKeyVolume = "ssh-key"
+	SSHKeyDir    = "/etc/bpa/ssh"
+	SSHKeyFile   = "id"
+
+	// LeasesVolume is the DHCP server's lease file, mounted read-only into resolve-leases.
+	LeasesVolume = "dhcp-leases"
+	LeasesFile   = "/var/lib/bpa/dhcp.leases"
+)
+
+// SSHKeyPath is where a step finds the SSH private key.
+var SSHKeyPath = path.Join(SSHKeyDir, SSHKeyFile)
+
+// Names of the parameters steps pass along.
+const (
+	HostsParam     = "hosts"
+	InventoryParam = "inventory"
+	ExtraVarsParam = "extra-vars"
+	NodesParam     = "nodes"
+	ReportParam    = "report"
+)
+
+// StepUser is the uid and gid step containers run as.
+const StepUser int64 = 65532
+
+// Container is a step container: the given image, command and args, no privileges, a
+// read-only root filesystem and a writable /tmp.
+func Container(image string, command, args []string, mounts ...corev1.VolumeMount) *corev1.Container {
+	return &corev1.Container{
+		Image:           image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         command,
+		Args:            args,
+		VolumeMounts:    append([]corev1.VolumeMount{{Name: TmpVolume, MountPath: TmpDir}}, mounts...),
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot:             ptr.To(true),
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+		Env:       []corev1.EnvVar{{Name: "HOME", Value: TmpDir}},
+		Resources: corev1.ResourceRequirements{},
+	}
+}
+
+// StepContainer runs `bpa-workflow-controller step NAME ARGS...` from the step image.
+func StepContainer(image, name string, args []string, mounts ...corev1.VolumeMount) *corev1.Container {
+	return Container(image, []string{"bpa-workflow-controller"}, append([]string{"step", name}, args...), mounts...)
+}
+
+// SSHKeyMount mounts the SSH key Secret read-only.
+func SSHKeyMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: SSHKeyVolume, MountPath: SSHKeyDir, ReadOnly: true}
+}
+
+// OutputFile is an output parameter read from a file under OutputsDir.
+func OutputFile(name, file string) wfv1.Parameter {
+	return wfv1.Parameter{Name: name, ValueFrom: &wfv1.ValueFrom{Path: path.Join(OutputsDir, file)}}
+}
+
+// InputFile passes an input parameter to the container as a file under InputsDir.
+func InputFile(param, file string) wfv1.Artifact {
+	return wfv1.Artifact{
+		Name: param + "-file",
+		Path: path.Join(InputsDir, file),
+		ArtifactLocation: wfv1.ArtifactLocation{
+			Raw: &wfv1.RawArtifact{Data: "{{inputs.parameters." + param + "}}"},
+		},
+	}
+}
+
+// WaitForTheWorld is the retry policy of steps that wait for something outside the Workflow:
+// hosts still provisioning, a DHCP lease not yet taken, a node not yet answering SSH. It backs
+// off from 30 s to 10 min, for about an hour in all.
+func WaitForTheWorld() *wfv1.RetryStrategy {
+	return &wfv1.RetryStrategy{
+		Limit:       ptr.To(intstr.FromInt32(10)),
+		RetryPolicy: wfv1.RetryPolicyAlways,
+		Backoff: &wfv1.Backoff{
+			Duration:    "30s",
+			Factor:      ptr.To(intstr.FromInt32(2)),
+			MaxDuration: "1h",
+			Cap:         "10m",
+		},
+	}
+}
+
+// RetryFlakes is the retry policy of long steps that are safe to rerun but whose failures are
+// mostly real: one more try after a minute.
+func RetryFlakes() *wfv1.RetryStrategy {
+	return &wfv1.RetryStrategy{
+		Limit:       ptr.To(intstr.FromInt32(1)),
+		RetryPolicy: wfv1.RetryPolicyAlways,
+		Backoff:     &wfv1.Backoff{Duration: "1m"},
+	}
+}
