@@ -1,0 +1,393 @@
+package compile_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/argovalidate"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/golden"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
+)
+
+func options(t testing.TB) compile.Options {
+	t.Helper()
+	plugins, err := workflows.Plugins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compile.DefaultOptions(plugins)
+}
+
+func marshal(t testing.TB, wf *wfv1.Workflow) []byte {
+	t.Helper()
+	out, err := yaml.Marshal(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func compileDoc(t testing.TB, obj any, opts compile.Options) (*wfv1.Workflow, error) {
+	t.Helper()
+	switch cr := obj.(type) {
+	case *bpav1.Provisioning:
+		return compile.Provisioning(cr, opts)
+	case *bpav1.Software:
+		return compile.Software(cr, opts)
+	}
+	t.Fatalf("not a compilable CR: %T", obj)
+	return nil, nil
+}
+
+// TestCompileFixtures compiles every CR of the shared fixtures, compares each Workflow with
+// its golden file, and runs Argo's validator on it.
+func TestCompileFixtures(t *testing.T) {
+	for _, name := range append(testutil.ProvisioningFixtures, "software-cluster-xyz.yaml") {
+		t.Run(name, func(t *testing.T) {
+			docs, err := manifest.ReadFile(testutil.Fixture(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wf, err := compileDoc(t, docs[0].Object, options(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, strings.TrimSuffix(name, ".yaml")+".workflow.yaml", marshal(t, wf))
+			if err := argovalidate.Workflow(wf); err != nil {
+				t.Fatalf("Argo's validator refuses the Workflow: %v", err)
+			}
+		})
+	}
+}
+
+// TestCompileVariants covers the options a site or day 2 sets: a lease file, an owner, and
+// the kubespray modes.
+func TestCompileVariants(t *testing.T) {
+	p := testutil.Provisioning(t, "provisioning-cluster-abc.yaml")
+	p.UID = "4b1d4c1e-0000-4000-8000-00000000abcd"
+	p.Generation = 3
+	for _, tc := range []struct {
+		name   string
+		mutate func(*compile.Options)
+	}{
+		{"dnsmasq-lease-file", func(o *compile.Options) { o.LeaseFile = "/var/lib/misc/dnsmasq.leases"; o.LeaseFormat = leases.FormatDnsmasq }},
+		{"scale", func(o *compile.Options) { o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker-3"}} }},
+		{"remove", func(o *compile.Options) {
+			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker-1", "worker-2"}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := options(t)
+			tc.mutate(&opts)
+			wf, err := compile.Provisioning(p, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "variant-"+tc.name+".workflow.yaml", marshal(t, wf))
+			if err := argovalidate.Workflow(wf); err != nil {
+				t.Fatalf("Argo's validator refuses the Workflow: %v", err)
+			}
+		})
+	}
+}
+
+func TestValidatorIsNotANoOp(t *testing.T) {
+	wf, err := compile.Provisioning(testutil.Provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml"), options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := wf.DeepCopy()
+	broken.Spec.Templates[0].DAG.Tasks[1].Template = "no-such-template"
+	if err := argovalidate.Workflow(broken); err == nil {
+		t.Error("Argo's validator accepted a task naming a template that does not exist")
+	}
+	broken = wf.DeepCopy()
+	last := len(broken.Spec.Templates[0].DAG.Tasks) - 1
+	broken.Spec.Templates[0].DAG.Tasks[last].TemplateRef.Name = "bpa-plugin-nothing"
+	if err := argovalidate.Workflow(broken); err == nil {
+		t.Error("Argo's validator accepted a templateRef to a WorkflowTemplate that is not shipped")
+	}
+}
+
+func TestCompileIsDeterministicAndPure(t *testing.T) {
+	p := testutil.Provisioning(t, "provisioning-cluster-xyz-resources.yaml")
+	p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]string{"b": "1", "a": "2", "c": "3"}}
+	before := p.DeepCopy()
+	first, err := compile.Provisioning(p, options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		again, err := compile.Provisioning(p, options(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(marshal(t, first)), string(marshal(t, again))); diff != "" {
+			t.Fatalf("compile %d differs:\n%s", i, diff)
+		}
+	}
+	if diff := cmp.Diff(before, p); diff != "" {
+		t.Errorf("Compile modified its input (-before +after):\n%s", diff)
+	}
+}
+
+func provisioningWithWorkers(n int) *bpav1.Provisioning {
+	p := &bpav1.Provisioning{}
+	p.Name, p.Namespace, p.Generation = "big", "default", 1
+	p.Labels = map[string]string{"cluster": "big"}
+	p.Spec.Masters = []bpav1.HostEntry{{"master-0": {MACAddress: "02:00:00:00:00:00"}}}
+	for i := 0; i < n; i++ {
+		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{fmt.Sprintf("worker-%d", i): {
+			MACAddress: fmt.Sprintf("02:00:00:00:%02x:%02x", (i+1)/256, (i+1)%256),
+			CPU:        ptr.To[int32](8),
+			Memory:     ptr.To(resource.MustParse("16Gi")),
+		}})
+	}
+	return p
+}
+
+// TestCompiledSizeDoesNotGrowWithHosts: the Workflow names its CR rather than copying it, and
+// fans out per node at run time.
+func TestCompiledSizeDoesNotGrowWithHosts(t *testing.T) {
+	small, err := compile.Provisioning(provisioningWithWorkers(3), options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := compile.Provisioning(provisioningWithWorkers(3000), options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, l := len(marshal(t, small)), len(marshal(t, large))
+	if float64(l) > 1.5*float64(s) {
+		t.Errorf("3000 workers compile to %d bytes, more than 1.5x the %d bytes of 3", l, s)
+	}
+	t.Logf("3 workers: %d bytes; 3000 workers: %d bytes", s, l)
+}
+
+func TestWorkflowContract(t *testing.T) {
+	p := testutil.Provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml")
+	p.UID, p.Generation = "u-1", 7
+	wf, err := compile.Provisioning(p, options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLabels := map[string]string{
+		"bpa.akraino.org/cluster": "cluster-efg", "bpa.akraino.org/kind": "provisioning",
+		"bpa.akraino.org/name": "sample-kud-plugins", "bpa.akraino.org/generation": "7",
+	}
+	if diff := cmp.Diff(wantLabels, wf.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if wf.Namespace != "default" || len(wf.OwnerReferences) != 1 || wf.OwnerReferences[0].UID != "u-1" || !*wf.OwnerReferences[0].Controller {
+		t.Errorf("the Workflow must live in its CR's namespace and be owned by it: %v %v", wf.Namespace, wf.OwnerReferences)
+	}
+	if m := wf.Spec.Synchronization.Mutexes; len(m) != 1 || m[0].Name != "bpa-cluster-cluster-efg" {
+		t.Errorf("mutexes = %v, want one per cluster", m)
+	}
+	var tasks []string
+	for _, task := range wf.Spec.Templates[0].DAG.Tasks {
+		tasks = append(tasks, task.Name+" <- "+task.Depends)
+	}
+	wantTasks := []string{
+		"discover-hosts <- ",
+		"resolve-leases <- discover-hosts.Succeeded",
+		"render-inventory <- resolve-leases.Succeeded",
+		"run-kubespray <- render-inventory.Succeeded",
+		"fetch-kubeconfig <- run-kubespray.Succeeded",
+		"kud-plugin-onap4k8s <- fetch-kubeconfig.Succeeded",
+	}
+	if diff := cmp.Diff(wantTasks, tasks); diff != "" {
+		t.Errorf("DAG (-want +got):\n%s", diff)
+	}
+	// The SSH key reaches only the steps that log in to nodes.
+	for _, tmpl := range wf.Spec.Templates {
+		if tmpl.Container == nil {
+			continue
+		}
+		mountsKey := false
+		for _, m := range tmpl.Container.VolumeMounts {
+			mountsKey = mountsKey || m.Name == "ssh-key"
+		}
+		if want := tmpl.Name == "run-kubespray" || tmpl.Name == "fetch-kubeconfig"; mountsKey != want {
+			t.Errorf("template %s mounts the SSH key: %v, want %v", tmpl.Name, mountsKey, want)
+		}
+		if sc := tmpl.Container.SecurityContext; sc == nil || !*sc.RunAsNonRoot || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
+			t.Errorf("template %s: step containers run non-root, read-only, without privilege escalation", tmpl.Name)
+		}
+	}
+	if wf.Spec.ActiveDeadlineSeconds == nil || *wf.Spec.ActiveDeadlineSeconds <= 0 {
+		t.Error("no activeDeadlineSeconds")
+	}
+	for _, tmpl := range []string{"discover-hosts", "resolve-leases", "fetch-kubeconfig"} {
+		if r := wf.GetTemplateByName(tmpl).RetryStrategy; r == nil || r.Backoff == nil {
+			t.Errorf("template %s waits for the world and needs a retryStrategy with backoff", tmpl)
+		}
+	}
+}
+
+func TestWorkflowName(t *testing.T) {
+	long := strings.Repeat("a", 240)
+	cases := []struct{ kind, name, want string }{
+		{bpav1.WorkflowKindProvisioning, "provisioning-sample", "prov-provisioning-sample-1"},
+		{bpav1.WorkflowKindSoftware, "example-software", "sw-example-software-1"},
+	}
+	for _, tc := range cases {
+		if got := compile.WorkflowName(tc.kind, tc.name, 1); got != tc.want {
+			t.Errorf("WorkflowName(%s, %s) = %s, want %s", tc.kind, tc.name, got, tc.want)
+		}
+	}
+	a := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"x", 12345)
+	b := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"y", 12345)
+	if len(a) > compile.MaxWorkflowNameLength || len(b) > compile.MaxWorkflowNameLength {
+		t.Errorf("names longer than %d: %d, %d", compile.MaxWorkflowNameLength, len(a), len(b))
+	}
+	if a == b {
+		t.Errorf("two long names that differ only at the end compile to the same Workflow name %s", a)
+	}
+	if !strings.HasSuffix(a, "-12345") {
+		t.Errorf("a cut name keeps its generation: %s", a)
+	}
+}
+
+func TestCompileRefuses(t *testing.T) {
+	base := func() *bpav1.Provisioning { return testutil.Provisioning(t, "provisioning-cluster-abc.yaml") }
+	cases := []struct {
+		name, reason string
+		mutate       func(*bpav1.Provisioning)
+		opts         func(*compile.Options)
+		wantErr      string
+	}{
+		{"missing-cluster-label", "the cluster label is required", func(p *bpav1.Provisioning) { delete(p.Labels, "cluster") }, nil,
+			"metadata.labels[cluster]: Required value"},
+		{"unknown-plugin", "a plugin without a WorkflowTemplate is a compile error", func(p *bpav1.Provisioning) { p.Spec.KUDPlugins = []string{"multus", "nope"} }, nil,
+			`spec.KUDPlugins[1]: Unsupported value: "nope"`},
+		{"plugin-path", "plugin names may not hold path characters", func(p *bpav1.Provisioning) { p.Spec.KUDPlugins = []string{"../etc"} }, nil,
+			`spec.KUDPlugins[0]: Invalid value: "../etc"`},
+		{"bad-mac", "a malformed MAC names its entry", func(p *bpav1.Provisioning) { p.Spec.Workers[0]["worker-1"] = bpav1.HostRequirements{MACAddress: "00:c6:14:04:61"} }, nil,
+			`spec.workers[0][worker-1].mac-address: Invalid value: "00:c6:14:04:61"`},
+		{"bad-label", "a label must be a DNS-1123 label", func(p *bpav1.Provisioning) {
+			p.Spec.Workers[0] = bpav1.HostEntry{"w ansible_host=1.2.3.4": {MACAddress: "00:c6:14:04:61:b2"}}
+		}, nil, `spec.workers[0][w ansible_host=1.2.3.4]: Invalid value`},
+		{"repeated-mac", "two labels may not share a MAC", func(p *bpav1.Provisioning) {
+			p.Spec.Workers[1] = bpav1.HostEntry{"worker-2": {MACAddress: "00:C6:14:04:61:B2"}}
+		}, nil, `spec.workers[1][worker-2].mac-address: Invalid value: "00:C6:14:04:61:B2": the same MAC is already given to spec.workers[0][worker-1]`},
+		{"repeated-label", "a label twice in one list is an error", func(p *bpav1.Provisioning) {
+			p.Spec.Workers[1] = bpav1.HostEntry{"worker-1": {MACAddress: "00:c2:12:03:62:b2"}}
+		}, nil, `spec.workers[1][worker-1]: Duplicate value: "worker-1"`},
+		{"empty-entry", "an entry needs something to choose by", func(p *bpav1.Provisioning) { p.Spec.Workers[0]["worker-1"] = bpav1.HostRequirements{} }, nil,
+			"spec.workers[0][worker-1]: Required value: an entry needs a mac-address, cpu, memory, sriov or qat"},
+		{"bad-subnet", "PodSubnet must be a CIDR", func(p *bpav1.Provisioning) { p.Spec.PodSubnet = "10.0.0.0/33" }, nil,
+			`spec.PodSubnet: Invalid value: "10.0.0.0/33"`},
+		{"jinja-extra-var", "extra vars may not carry Jinja2", func(p *bpav1.Provisioning) {
+			p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]string{"x": "{{ lookup('pipe', 'id') }}"}}
+		}, nil, "spec.kubespray.extraVars[x]: Invalid value"},
+		{"ansible-extra-var", "extra vars may not steer the connection", func(p *bpav1.Provisioning) {
+			p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]string{"ansible_ssh_common_args": "-o ProxyCommand=x"}}
+		}, nil, "spec.kubespray.extraVars[ansible_ssh_common_args]: Invalid value"},
+		{"bad-step-image", "options are validated too", nil, func(o *compile.Options) { o.StepImage = "img; rm -rf /" },
+			`options: step image "img; rm -rf /" is not an image reference`},
+		{"scale-without-nodes", "scale mode needs nodes", nil, func(o *compile.Options) { o.Kubespray.Mode = runkubespray.ModeScale },
+			`kubespray mode "scale" needs the nodes to add`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := base()
+			if tc.mutate != nil {
+				tc.mutate(p)
+			}
+			opts := options(t)
+			if tc.opts != nil {
+				tc.opts(&opts)
+			}
+			wf, err := compile.Provisioning(p, opts)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("%s: want error containing %q, got %v (workflow %v)", tc.reason, tc.wantErr, err, wf != nil)
+			}
+		})
+	}
+}
+
+func TestCompileRefusesSoftware(t *testing.T) {
+	cases := []struct {
+		name    string
+		pkgs    []bpav1.SoftwarePackage
+		wantErr string
+	}{
+		{"option-injection", []bpav1.SoftwarePackage{{Name: "-oDebug::pkgProblemResolver=1"}}, `spec.masterSoftware[0]: Invalid value: "-oDebug::pkgProblemResolver=1"`},
+		{"shell", []bpav1.SoftwarePackage{{Name: "curl;reboot"}}, `spec.masterSoftware[0]: Invalid value: "curl;reboot"`},
+		{"version-shell", []bpav1.SoftwarePackage{{Name: "jq", Version: "1.5 && reboot"}}, `spec.masterSoftware[0][jq].version: Invalid value: "1.5 && reboot"`},
+		{"duplicate", []bpav1.SoftwarePackage{{Name: "jq"}, {Name: "jq", Version: "1.6"}}, `spec.masterSoftware[1]: Duplicate value: "jq"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &bpav1.Software{}
+			s.Name, s.Namespace, s.Labels = "s", "default", map[string]string{"cluster": "c"}
+			s.Spec.MasterSoftware = tc.pkgs
+			_, err := compile.Software(s, options(t))
+			var invalid *bpav1.InvalidError
+			if !errors.As(err, &invalid) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("want an InvalidError containing %q, got %v", tc.wantErr, err)
+			}
+		})
+	}
+}
+
+func TestSoftwareNodesLimit(t *testing.T) {
+	docs, err := manifest.ReadFile(testutil.Fixture(t, "software-cluster-xyz.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := options(t)
+	opts.SoftwareNodes = []string{"worker-9", "worker-3"}
+	wf, err := compile.Software(docs[0].Object.(*bpav1.Software), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := wf.GetTemplateByName("resolve-cluster-hosts").Container.Args
+	if last := args[len(args)-1]; last != "--only=worker-3,worker-9" {
+		t.Errorf("the node limit reaches resolve-cluster-hosts sorted: %s", last)
+	}
+	if err := argovalidate.Workflow(wf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkCompileProvisioning(b *testing.B) {
+	p := provisioningWithWorkers(3000)
+	opts := options(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := compile.Provisioning(p, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCompileSoftware(b *testing.B) {
+	docs, err := manifest.ReadFile(testutil.Fixture(b, "software-cluster-xyz.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := docs[0].Object.(*bpav1.Software)
+	opts := options(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := compile.Software(s, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package leases_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+)
+
+func ips(t leases.Table) map[string]string {
+	out := map[string]string{}
+	for mac, l := range t {
+		out[mac] = l.IP.String()
+	}
+	return out
+}
+
+var siteIPs = map[string]string{
+	"00:c5:16:05:61:b2": "172.22.0.11",
+	"00:c2:14:06:61:b5": "172.22.0.12",
+	"00:c6:14:04:61:b2": "172.22.0.13",
+	"00:c2:12:03:62:b2": "172.22.0.14",
+	"00:e1:ba:ce:df:bd": "172.22.0.15",
+}
+
+func TestParseFixtures(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		format leases.Format
+	}{
+		{"sample-site-dhcpd.leases", leases.FormatISC},
+		{"sample-site-dnsmasq.leases", leases.FormatDnsmasq},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile(testutil.Fixture(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := leases.Detect(raw); got != tc.format {
+				t.Errorf("Detect = %q, want %q", got, tc.format)
+			}
+			table, err := leases.Parse(tc.format, strings.NewReader(string(raw)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(siteIPs, ips(table)); diff != "" {
+				t.Errorf("the older free and expired leases must lose (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseISC(t *testing.T) {
+	cases := []struct {
+		name, reason, in string
+		want             map[string]string
+		wantErr          string
+	}{
+		{
+			name:   "newest-active-by-starts",
+			reason: "of a MAC's active leases the latest start wins, wherever it stands in the file",
+			in: `lease 10.0.0.2 { starts 1 2025/01/02 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.1 { starts 1 2025/01/01 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:01; }`,
+			want: map[string]string{"00:00:00:00:00:01": "10.0.0.2"},
+		},
+		{
+			name:   "same-start-later-wins",
+			reason: "dhcpd appends renewals: with equal starts, the later block is the server's latest word",
+			in: `lease 10.0.0.1 { starts 1 2025/01/01 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.2 { starts 1 2025/01/01 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:01; }`,
+			want: map[string]string{"00:00:00:00:00:01": "10.0.0.2"},
+		},
+		{
+			name:   "inactive-lose",
+			reason: "free, expired, released and backup leases never count, however new",
+			in: `lease 10.0.0.1 { starts 1 2025/01/01 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.2 { starts 1 2026/01/01 00:00:00; binding state free; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.3 { starts 1 2026/01/01 00:00:00; binding state released; hardware ethernet 00:00:00:00:00:02; }`,
+			want: map[string]string{"00:00:00:00:00:01": "10.0.0.1"},
+		},
+		{
+			name:   "next-binding-state-is-not-binding-state",
+			reason: "only `binding state` describes the lease now",
+			in:     `lease 10.0.0.1 { binding state active; next binding state free; rewind binding state free; hardware ethernet 00:00:00:00:00:01; }`,
+			want:   map[string]string{"00:00:00:00:00:01": "10.0.0.1"},
+		},
+		{
+			name:   "unknown-statements-and-blocks-skipped",
+			reason: "statements the parser does not know, quoted braces, comments and other top-level blocks are skipped",
+			in: `# comment
+authoring-byte-order little-endian;
+server-duid "\000\001{;}";
+failover peer "dhcp" state { my state normal at 1 2025/01/01 00:00:00; }
+host fixed { hardware ethernet 00:00:00:00:00:09; fixed-address 10.0.0.9; }
+lease 10.0.0.1 {
+  starts epoch 1735689600; # 2025-01-01
+  binding state active;
+  hardware ethernet 00:00:00:00:00:01;
+  uid "\001\000{\"}";
+  set vendor-class-identifier = "PXEClient;x";
+  on commit { set x = "y"; }
+  client-hostname "node-1";
+}`,
+			want: map[string]string{"00:00:00:00:00:01": "10.0.0.1"},
+		},
+		{
+			name:    "bad-address",
+			reason:  "a lease without an IP address is an error naming the line",
+			in:      "\n\nlease not-an-ip { binding state active; }",
+			wantErr: `line 3: lease "not-an-ip": not an IP address`,
+		},
+		{
+			name:    "unterminated-block",
+			reason:  "a truncated file is an error, not a silent partial table",
+			in:      "lease 10.0.0.1 {\n  binding state active;\n",
+			wantErr: "lease 10.0.0.1 (line 1): line 3: file ends where '}' was expected",
+		},
+		{
+			name:    "missing-semicolon",
+			reason:  "a statement cut off before its ';' is an error",
+			in:      "lease 10.0.0.1 { binding state active }",
+			wantErr: `lease 10.0.0.1 (line 1): line 1: statement "binding" has no ';' before '}'`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			table, err := leases.ParseISC(strings.NewReader(tc.in))
+			checkParse(t, tc.reason, table, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+func TestParseDnsmasq(t *testing.T) {
+	cases := []struct {
+		name, reason, in string
+		want             map[string]string
+		wantErr          string
+	}{
+		{
+			name:   "latest-expiry-wins",
+			reason: "of a MAC's leases the latest expiry wins",
+			in:     "200 00:00:00:00:00:01 10.0.0.2 a *\n100 00:00:00:00:00:01 10.0.0.1 a *\n",
+			want:   map[string]string{"00:00:00:00:00:01": "10.0.0.2"},
+		},
+		{
+			name:   "infinite-lease-wins",
+			reason: "expiry 0 is an infinite lease, newer than any time",
+			in:     "0 00:00:00:00:00:01 10.0.0.3 a *\n200 00:00:00:00:00:01 10.0.0.2 a *\n",
+			want:   map[string]string{"00:00:00:00:00:01": "10.0.0.3"},
+		},
+		{
+			name:   "ipv6-and-duid-skipped",
+			reason: "the duid line and DHCPv6 leases have no MAC",
+			in:     "duid 00:01:00:01:2c:c5:16:05\n100 00:00:00:00:00:01 10.0.0.1 a 01:00:00:00:00:00:01\n1700000000 1234567 fd00::5 host6 00:01:00:01\n",
+			want:   map[string]string{"00:00:00:00:00:01": "10.0.0.1"},
+		},
+		{
+			name:   "upper-case-mac",
+			reason: "MACs are normalised to lower case",
+			in:     "100 00:C5:16:05:61:B2 10.0.0.1\n",
+			want:   map[string]string{"00:c5:16:05:61:b2": "10.0.0.1"},
+		},
+		{
+			name:    "bad-expiry",
+			reason:  "a line whose expiry is not a time is an error naming the line",
+			in:      "100 00:00:00:00:00:01 10.0.0.1\nsoon 00:00:00:00:00:02 10.0.0.2\n",
+			wantErr: `line 2: expiry "soon" is not a Unix time`,
+		},
+		{
+			name:    "bad-ip",
+			reason:  "a lease of no IP is an error",
+			in:      "100 00:00:00:00:00:01 10.0.0.300\n",
+			wantErr: `line 1: "10.0.0.300" is not an IP address`,
+		},
+		{
+			name:    "short-line",
+			reason:  "a line too short to be a lease is an error",
+			in:      "100 00:00:00:00:00:01\n",
+			wantErr: "line 1: want EXPIRY MAC IP [HOSTNAME [CLIENT-ID]], found 2 fields",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			table, err := leases.ParseDnsmasq(strings.NewReader(tc.in))
+			checkParse(t, tc.reason, table, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+func checkParse(t *testing.T, reason string, table leases.Table, err error, want map[string]string, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || err.Error() != wantErr {
+			t.Fatalf("%s:\nwant error %q\ngot        %v", reason, wantErr, err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", reason, err)
+	}
+	if diff := cmp.Diff(want, ips(table)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", reason, diff)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	hosts := testutil.SiteHosts(t)
+	placed := []placement.Placement{
+		{Label: "a", Role: "master", BareMetalHost: "metal3/node-1", MAC: "00:c5:16:05:61:b2"},
+		{Label: "b", Role: "worker", BareMetalHost: "metal3/node-3", MAC: "3c:fd:fe:b5:10:a0"},
+		{Label: "c", Role: "worker", BareMetalHost: "metal3/node-6", MAC: "00:e1:ba:ce:df:be"},
+	}
+	_, err := leases.Resolve(placed, leases.NewHostSource(hosts))
+	want := "entry \"b\" (BareMetalHost metal3/node-3): BareMetalHost metal3/node-3 reports no IP for its NIC with MAC 3c:fd:fe:b5:10:a0\n" +
+		"entry \"c\" (BareMetalHost metal3/node-6): BareMetalHost metal3/node-6 reports no IP for its NIC with MAC 00:e1:ba:ce:df:be"
+	if err == nil || err.Error() != want {
+		t.Fatalf("every host without an address must be named:\nwant %q\ngot  %v", want, err)
+	}
+	got, err := leases.Resolve(placed[:1], leases.FileSource{Table: leases.Table{}, Name: "dhcpd.leases"})
+	if err == nil || !strings.Contains(err.Error(), "no active lease for MAC 00:c5:16:05:61:b2 in dhcpd.leases") {
+		t.Fatalf("a missing lease must be named, got %v %v", got, err)
+	}
+	got, err = leases.Resolve(placed[:1], leases.NewHostSource(hosts))
+	if err != nil || got[0].IP != "172.22.0.11" {
+		t.Fatalf("NIC IP: got %v, %v", got, err)
+	}
+	if placed[0].IP != "" {
+		t.Fatal("Resolve modified its input")
+	}
+}
