@@ -13,6 +13,7 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -84,8 +85,17 @@ func decode(raw []byte) (any, error) {
 	default:
 		return nil, fmt.Errorf("unsupported apiVersion %q kind %q", meta.APIVersion, meta.Kind)
 	}
-	if err := yaml.UnmarshalStrict(raw, obj); err != nil {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", meta.Kind, err)
+	}
+	// sigs.k8s.io/json names the full path of an unknown or repeated field, as the API server does.
+	strict, err := kjson.UnmarshalStrict(js, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", meta.Kind, err)
+	}
+	if len(strict) > 0 {
+		return nil, fmt.Errorf("%s: %w", meta.Kind, errors.Join(strict...))
 	}
 	return obj, nil
 }

@@ -84,8 +84,13 @@ func TestCompileVariants(t *testing.T) {
 		name   string
 		mutate func(*compile.Options)
 	}{
-		{"dnsmasq-lease-file", func(o *compile.Options) { o.LeaseFile = "/var/lib/misc/dnsmasq.leases"; o.LeaseFormat = leases.FormatDnsmasq }},
-		{"scale", func(o *compile.Options) { o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker-3"}} }},
+		{"dnsmasq-lease-file", func(o *compile.Options) {
+			o.LeaseFile = "/var/lib/misc/dnsmasq.leases"
+			o.LeaseFormat = leases.FormatDnsmasq
+		}},
+		{"scale", func(o *compile.Options) {
+			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker-3"}}
+		}},
 		{"remove", func(o *compile.Options) {
 			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker-1", "worker-2"}}
 		}},
@@ -277,7 +282,9 @@ func TestCompileRefuses(t *testing.T) {
 			`spec.KUDPlugins[1]: Unsupported value: "nope"`},
 		{"plugin-path", "plugin names may not hold path characters", func(p *bpav1.Provisioning) { p.Spec.KUDPlugins = []string{"../etc"} }, nil,
 			`spec.KUDPlugins[0]: Invalid value: "../etc"`},
-		{"bad-mac", "a malformed MAC names its entry", func(p *bpav1.Provisioning) { p.Spec.Workers[0]["worker-1"] = bpav1.HostRequirements{MACAddress: "00:c6:14:04:61"} }, nil,
+		{"bad-mac", "a malformed MAC names its entry", func(p *bpav1.Provisioning) {
+			p.Spec.Workers[0]["worker-1"] = bpav1.HostRequirements{MACAddress: "00:c6:14:04:61"}
+		}, nil,
 			`spec.workers[0][worker-1].mac-address: Invalid value: "00:c6:14:04:61"`},
 		{"bad-label", "a label must be a DNS-1123 label", func(p *bpav1.Provisioning) {
 			p.Spec.Workers[0] = bpav1.HostEntry{"w ansible_host=1.2.3.4": {MACAddress: "00:c6:14:04:61:b2"}}

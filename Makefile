@@ -1,0 +1,72 @@
+# bpa-workflow-controller
+SHELL := /usr/bin/env bash
+BIN := bin/bpa-workflow-controller
+GO_TEST_FLAGS ?=
+FUZZTIME ?= 30s
+
+.PHONY: all
+all: build
+
+##@ Development
+
+.PHONY: generate
+generate: ## Generate deepcopy from the API markers.
+	go tool controller-gen object paths=./api/...
+
+.PHONY: manifests
+manifests: ## Generate the CRDs from the API markers.
+	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crdpatch config/crd/bases/*.yaml
+
+.PHONY: fmt
+fmt: ## gofmt every Go file.
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: vet ## gofmt check and go vet.
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "not gofmt'd: $$bad"; exit 1; fi
+
+.PHONY: verify
+verify: ## Fail when the committed generated files are stale.
+	hack/verify-generated.sh
+
+##@ Test
+
+.PHONY: test-deps
+test-deps: ## Install what the tests need (ansible-core), idempotently.
+	hack/install-test-deps.sh
+
+.PHONY: test
+test: test-deps lint verify ## Run every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation.
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-update-golden
+test-update-golden: ## Rewrite the golden files under testdata/.
+	go test ./pkg/compile/ ./pkg/templates/ ./internal/cli/ -update
+
+.PHONY: fuzz
+fuzz: ## Fuzz the lease parsers for FUZZTIME each.
+	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseISC$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseDnsmasq$$' -fuzztime $(FUZZTIME)
+
+.PHONY: bench
+bench: ## Run the benchmarks.
+	go test ./... -run '^$$' -bench . -benchmem
+
+##@ Build and run
+
+.PHONY: build
+build: ## Build the binary into bin/.
+	go build -o $(BIN) ./cmd/bpa-workflow-controller
+
+.PHONY: demo
+demo: build ## Plan and compile the sample CRs against the sample site.
+	hack/demo.sh
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-z-]+:.*##/ { printf "  %-20s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -1,0 +1,202 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/golden"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+)
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = cli.Execute(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// expected is the placement table of the shared fixtures' README.
+var expected = map[string][][3]string{
+	"provisioning-cluster-abc.yaml": {
+		{"master", "metal3/node-1", "172.22.0.11"}, {"worker-1", "metal3/node-3", "172.22.0.13"}, {"worker-2", "metal3/node-4", "172.22.0.14"},
+	},
+	"provisioning-cluster-efg-kud-plugins.yaml": {{"master-1", "metal3/node-5", "172.22.0.15"}},
+	"provisioning-cluster-xyz-resources.yaml": {
+		{"master-1", "metal3/node-1", "172.22.0.11"}, {"master-2", "metal3/node-2", "172.22.0.12"}, {"worker", "metal3/node-3", "172.22.0.13"},
+	},
+	"provisioning-cluster-rst-by-resources.yaml": {{"master-1", "metal3/node-2", "172.22.0.12"}, {"worker-1", "metal3/node-4", "172.22.0.14"}},
+}
+
+// TestPlanReproducesTheFixtureTable: every sample Provisioning, with each of the three IP
+// sources, places as the fixtures' README says.
+func TestPlanReproducesTheFixtureTable(t *testing.T) {
+	hosts := testutil.Fixture(t, "sample-site-baremetalhosts.yaml")
+	sources := map[string][]string{
+		"bmh-nics": nil,
+		"isc":      {"--leases", testutil.Fixture(t, "sample-site-dhcpd.leases")},
+		"dnsmasq":  {"--leases", testutil.Fixture(t, "sample-site-dnsmasq.leases")},
+	}
+	for _, cr := range testutil.ProvisioningFixtures {
+		for source, flags := range sources {
+			t.Run(cr+"/"+source, func(t *testing.T) {
+				code, stdout, stderr := run(append([]string{"plan", "-f", testutil.Fixture(t, cr), "--hosts", hosts, "-o", "json"}, flags...)...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				var plan cli.Plan
+				if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
+					t.Fatal(err)
+				}
+				var got [][3]string
+				for _, h := range plan.Hosts {
+					got = append(got, [3]string{h.Label, h.BareMetalHost, h.IP})
+				}
+				if diff := cmp.Diff(expected[cr], got); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+				if !strings.Contains(plan.Inventory, "[kube_control_plane]") {
+					t.Errorf("no inventory in the plan")
+				}
+			})
+		}
+	}
+}
+
+func TestPlanText(t *testing.T) {
+	code, stdout, stderr := run("plan", "-f", testutil.Fixture(t, "provisioning-cluster-xyz-resources.yaml"),
+		"--hosts", testutil.Fixture(t, "sample-site-baremetalhosts.yaml"), "-o", "text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden.Check(t, "plan-cluster-xyz.txt", []byte(stdout))
+}
+
+func TestCompileEveryFixture(t *testing.T) {
+	for _, name := range append(testutil.ProvisioningFixtures, "software-cluster-xyz.yaml") {
+		code, stdout, stderr := run("compile", "-f", testutil.Fixture(t, name), "-o", "json")
+		if code != 0 || !strings.Contains(stdout, `"kind":"Workflow"`) || stderr != "" {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+}
+
+// TestBadInput: a non-zero exit, one line on stderr naming the field or entry and why, and
+// nothing on stdout.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good, err := os.ReadFile(testutil.Fixture(t, "provisioning-cluster-abc.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := testutil.Fixture(t, "sample-site-baremetalhosts.yaml")
+	variant := func(name, old, new string) string {
+		return write(name, strings.Replace(string(good), old, new, 1))
+	}
+	cases := []struct {
+		name, want string
+		args       []string
+	}{
+		{"unknown-field", `unknown field "spec.wrkers"`,
+			[]string{"compile", "-f", variant("unknown.yaml", "workers:", "wrkers:")}},
+		{"malformed-mac", `spec.workers[1][worker-2].mac-address: Invalid value: "00:c2:12:03:62"`,
+			[]string{"compile", "-f", variant("mac.yaml", "00:c2:12:03:62:b2", "00:c2:12:03:62")}},
+		{"smuggled-label", `spec.workers[0][worker-1 ansible_host=10.0.0.1]: Invalid value`,
+			[]string{"plan", "-f", variant("label.yaml", "- worker-1:", "- 'worker-1 ansible_host=10.0.0.1':"), "--hosts", hosts}},
+		{"missing-cluster-label", `metadata.labels[cluster]: Required value`,
+			[]string{"compile", "-f", variant("nolabel.yaml", "cluster: cluster-abc", "site: abc")}},
+		{"unplaceable-host", `entry "worker-2": no BareMetalHost has a NIC with MAC 00:c2:12:03:62:b3`,
+			[]string{"plan", "-f", variant("unplaceable.yaml", "00:c2:12:03:62:b2", "00:c2:12:03:62:b3"), "--hosts", hosts}},
+		{"host-still-provisioning", `entry "worker-2": BareMetalHost metal3/node-6 (MAC 00:e1:ba:ce:df:be) is "provisioning", not provisioned yet`,
+			[]string{"plan", "-f", variant("provisioning.yaml", "00:c2:12:03:62:b2", "00:e1:ba:ce:df:be"), "--hosts", hosts}},
+		{"missing-lease", `entry "worker-1" (BareMetalHost metal3/node-3): no active lease for MAC 00:c6:14:04:61:b2`,
+			[]string{"plan", "-f", testutil.Fixture(t, "provisioning-cluster-abc.yaml"), "--hosts", hosts, "--leases",
+				write("leases", "1763843200 00:c5:16:05:61:b2 172.22.0.11 node-1 *\n1763843380 00:c2:12:03:62:b2 172.22.0.14 node-4 *\n")}},
+		{"broken-lease-file", `(isc format): lease 172.22.0.11 (line 1): line 2: file ends where '}' was expected`,
+			[]string{"plan", "-f", testutil.Fixture(t, "provisioning-cluster-abc.yaml"), "--hosts", hosts, "--leases", write("broken.leases", "lease 172.22.0.11 {\n")}},
+		{"package-smuggling", `spec.masterSoftware[0]: Invalid value: "curl$(reboot)"`,
+			[]string{"compile", "-f", write("sw.yaml", "apiVersion: bpa.akraino.org/v1alpha1\nkind: Software\nmetadata: {name: s, labels: {cluster: c}}\nspec:\n  masterSoftware: ['curl$(reboot)']\n")}},
+		{"package-map-two-keys", `a package map has exactly one key`,
+			[]string{"compile", "-f", write("sw2.yaml", "apiVersion: bpa.akraino.org/v1alpha1\nkind: Software\nmetadata: {name: s, labels: {cluster: c}}\nspec:\n  masterSoftware: [{jq: {version: '1'}, curl: {version: '2'}}]\n")}},
+		{"not-a-cr", `unsupported apiVersion "v1" kind "ConfigMap"`,
+			[]string{"compile", "-f", write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")}},
+		{"bad-output", `--output "xml": want yaml or json`,
+			[]string{"compile", "-f", testutil.Fixture(t, "provisioning-cluster-abc.yaml"), "-o", "xml"}},
+		{"missing-file", `no such file or directory`,
+			[]string{"compile", "-f", filepath.Join(dir, "absent.yaml")}},
+		{"second-document-bad", `document 2: Provisioning default/p2 is invalid`,
+			[]string{"compile", "-f", write("two.yaml", string(good) + "---\n" + strings.Replace(strings.Replace(string(good), "provisioning-sample", "p2", 1), "00:c5:16:05:61:b2", "zz", 1))}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(tc.args...)
+			if code == 0 {
+				t.Fatalf("exit 0; stdout %q", stdout)
+			}
+			if stdout != "" {
+				t.Errorf("stdout must stay empty on failure, got %d bytes", len(stdout))
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+				t.Errorf("stderr must be one line, got %q", stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not say %q", stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestStepsOnFiles chains the three offline steps as the Workflow does, through files.
+func TestStepsOnFiles(t *testing.T) {
+	dir := t.TempDir()
+	cr := testutil.Fixture(t, "provisioning-cluster-abc.yaml")
+	placed, addressed := filepath.Join(dir, "placed.json"), filepath.Join(dir, "addressed.json")
+	for _, args := range [][]string{
+		{"step", "discover-hosts", "--cr", cr, "--hosts", testutil.Fixture(t, "sample-site-baremetalhosts.yaml"), "--output", placed},
+		{"step", "resolve-leases", "--hosts", placed, "--leases", testutil.Fixture(t, "sample-site-dnsmasq.leases"), "--output", addressed},
+		{"step", "render-inventory", "--cr", cr, "--hosts", addressed, "--output-dir", dir},
+	} {
+		if code, _, stderr := run(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args[:2], code, stderr)
+		}
+	}
+	inv, err := os.ReadFile(filepath.Join(dir, "hosts.ini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(inv), "worker-2 ansible_host=172.22.0.14") {
+		t.Errorf("inventory:\n%s", inv)
+	}
+	vars, err := os.ReadFile(filepath.Join(dir, "extra-vars.json"))
+	if err != nil || strings.TrimSpace(string(vars)) != "{}" {
+		t.Errorf("extra vars of a CR without PodSubnet or extraVars: %q %v", vars, err)
+	}
+}
+
+// TestUnbuiltPartsSaySo: what arrives with later work fails, saying it is not built yet.
+func TestUnbuiltPartsSaySo(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"run"},
+		{"step", "discover-hosts", "--namespace=default", "--name=p", "--uid=u", "--generation=1", "--output=/tmp/x"},
+		{"step", "fetch-kubeconfig", "--namespace=default"},
+		{"step", "install-software", "--node=n"},
+	} {
+		code, stdout, stderr := run(args...)
+		if code == 0 || stdout != "" || !strings.Contains(stderr, "not built yet") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+}
