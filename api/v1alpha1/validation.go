@@ -256,6 +256,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // InvalidError is a CR refused by Validate; it names every field and why, on one line.
+// +kubebuilder:object:generate=false
 type InvalidError struct {
 	Kind, Namespace, Name string
 	Errs                  field.ErrorList

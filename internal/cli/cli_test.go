@@ -137,7 +137,7 @@ func TestBadInput(t *testing.T) {
 		{"missing-file", `no such file or directory`,
 			[]string{"compile", "-f", filepath.Join(dir, "absent.yaml")}},
 		{"second-document-bad", `document 2: Provisioning default/p2 is invalid`,
-			[]string{"compile", "-f", write("two.yaml", string(good) + "---\n" + strings.Replace(strings.Replace(string(good), "provisioning-sample", "p2", 1), "00:c5:16:05:61:b2", "zz", 1))}},
+			[]string{"compile", "-f", write("two.yaml", string(good)+"---\n"+strings.Replace(strings.Replace(string(good), "provisioning-sample", "p2", 1), "00:c5:16:05:61:b2", "zz", 1))}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

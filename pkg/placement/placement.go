@@ -318,7 +318,7 @@ func (p *placer) byResources(e Entry) (*metal3v1alpha1.BareMetalHost, *Error) {
 		if _, ok := p.taken[h]; ok {
 			continue
 		}
-		if shortfall(h, e.HostRequirements) == "" {
+		if meets(h, e.HostRequirements) {
 			return h, nil
 		}
 	}
@@ -334,6 +334,15 @@ func stateOf(h *metal3v1alpha1.BareMetalHost) string {
 		return string(s)
 	}
 	return "unknown"
+}
+
+// meets is shortfall(h, req) == "" without building the message: resource placement asks it
+// of every candidate.
+func meets(h *metal3v1alpha1.BareMetalHost, req bpav1.HostRequirements) bool {
+	return (req.CPU == nil || cpuCount(h) >= int(*req.CPU)) &&
+		(req.Memory == nil || int64(ramMiB(h))<<20 >= req.Memory.Value()) &&
+		(!req.SRIOV || h.Labels[SRIOVLabel] == "true") &&
+		(!req.QAT || h.Labels[QATLabel] == "true")
 }
 
 // shortfall says what a host lacks of req, or "" when it meets it.
