@@ -28,7 +28,6 @@ type HostRequirements struct {
 
 	// memory is the least RAM (status.hardware.ramMebibytes) the host must have, e.g. 8Gi.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memory must be more than 0"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
 	// sriov asks for a host labelled feature.bpa.akraino.org/sriov=true.
@@ -69,9 +68,15 @@ type KubesprayOptions struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=128
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z_][a-z0-9_]*$') && !k.startsWith('ansible_'))",message="extra variable names must match ^[a-z_][a-z0-9_]*$ and not start with ansible_"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !self[k].contains('{{') && !self[k].contains('{%') && !self[k].contains('{#'))",message="extra variable values may not contain Jinja2 delimiters ({{, {%, {#)"
-	ExtraVars map[string]string `json:"extraVars,omitempty"`
+	ExtraVars map[string]ExtraVarValue `json:"extraVars,omitempty"`
 }
+
+// ExtraVarValue is the value of a kubespray extra variable: text without Jinja2 delimiters
+// ({{, {%, {#), which Ansible would evaluate. A pattern rather than a CEL rule keeps the check
+// free of CEL's cost budget.
+// +kubebuilder:validation:MaxLength=4096
+// +kubebuilder:validation:Pattern=`^([^{]|\{[^{%#])*\{?$`
+type ExtraVarValue string
 
 // ProvisioningSpec says which BareMetalHosts become the masters and workers of a cluster.
 // +kubebuilder:validation:XValidation:rule="size(self.masters) + (has(self.workers) ? size(self.workers) : 0) <= 5000",message="a cluster has at most 5000 hosts"

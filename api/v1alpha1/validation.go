@@ -86,7 +86,7 @@ func (p *Provisioning) Validate() field.ErrorList {
 			if !extraVarNamePattern.MatchString(name) || strings.HasPrefix(name, "ansible_") {
 				errs = append(errs, field.Invalid(vpath, name, "extra variable names must match ^[a-z_][a-z0-9_]*$ and not start with ansible_"))
 			}
-			if v := k.ExtraVars[name]; strings.Contains(v, "{{") || strings.Contains(v, "{%") || strings.Contains(v, "{#") {
+			if v := string(k.ExtraVars[name]); strings.Contains(v, "{{") || strings.Contains(v, "{%") || strings.Contains(v, "{#") {
 				errs = append(errs, field.Invalid(vpath, v, "extra variable values may not contain Jinja2 delimiters ({{, {%, {#)"))
 			}
 		}
@@ -246,7 +246,7 @@ func (c *Cluster) Validate() field.ErrorList {
 	return errs
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -29,10 +29,10 @@ func Render(p *bpav1.Provisioning, hosts []placement.Placement) (inventory, extr
 	}
 	if p.Spec.Kubespray != nil {
 		for k, v := range p.Spec.Kubespray.ExtraVars {
-			if k == "kube_pods_subnet" && p.Spec.PodSubnet != "" && v != p.Spec.PodSubnet {
+			if k == "kube_pods_subnet" && p.Spec.PodSubnet != "" && string(v) != p.Spec.PodSubnet {
 				return nil, nil, fmt.Errorf("spec.kubespray.extraVars[kube_pods_subnet]: %q contradicts spec.PodSubnet %q", v, p.Spec.PodSubnet)
 			}
-			vars[k] = v
+			vars[k] = string(v)
 		}
 	}
 	extraVars, err = json.MarshalIndent(vars, "", "  ")
