@@ -22,8 +22,15 @@ var (
 	packageVersionPattern = regexp.MustCompile(PackageVersionPattern)
 	extraVarNamePattern   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 	imagePattern          = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
-	sshUserPattern        = regexp.MustCompile(`^[a-z_][a-z0-9_-]*$`)
+	sshUserPattern        = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 )
+
+// IsImageReference reports whether s is a container image reference (name, optional tag,
+// optional digest) and nothing that could read as an option or a shell word.
+func IsImageReference(s string) bool { return len(s) <= 255 && imagePattern.MatchString(s) }
+
+// IsSSHUser reports whether s is a Linux user name of at most 32 characters.
+func IsSSHUser(s string) bool { return sshUserPattern.MatchString(s) }
 
 // MaxClusterNameLength keeps names derived from the cluster ("<cluster>-known-hosts",
 // "bpa-cluster-<cluster>") within the 63 characters of a label value.
@@ -78,7 +85,7 @@ func (p *Provisioning) Validate() field.ErrorList {
 	errs = append(errs, validateSSH(spec.Child("ssh"), p.Spec.SSH)...)
 	if k := p.Spec.Kubespray; k != nil {
 		path := spec.Child("kubespray")
-		if k.Image != "" && !imagePattern.MatchString(k.Image) {
+		if k.Image != "" && !IsImageReference(k.Image) {
 			errs = append(errs, field.Invalid(path.Child("image"), k.Image, "must be an image reference such as kubespray/kubespray:v2.28.0"))
 		}
 		for _, name := range sortedKeys(k.ExtraVars) {
@@ -177,7 +184,7 @@ func validateSSH(path *field.Path, ssh *SSHAccess) field.ErrorList {
 		return nil
 	}
 	var errs field.ErrorList
-	if ssh.User != "" && (!sshUserPattern.MatchString(ssh.User) || len(ssh.User) > 32) {
+	if ssh.User != "" && !IsSSHUser(ssh.User) {
 		errs = append(errs, field.Invalid(path.Child("user"), ssh.User, "must be a Linux user name matching ^[a-z_][a-z0-9_-]*$"))
 	}
 	if ref := ssh.SecretRef; ref != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -56,7 +57,7 @@ func newDiscoverHostsStep() *cobra.Command {
 		Use:   discoverhosts.Name + " --cr FILE --hosts FILE --output FILE",
 		Short: "Place a Provisioning's entries on BareMetalHosts; write the placed hosts as JSON",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if crFile == "" {
 				return notBuiltYet(discoverhosts.Name)
 			}
@@ -75,7 +76,7 @@ func newDiscoverHostsStep() *cobra.Command {
 				}
 				return err
 			}
-			return writeJSON(output, placed)
+			return writeJSON(cmd.OutOrStdout(), output, placed)
 		},
 	}
 	cr.add(cmd)
@@ -92,7 +93,7 @@ func newResolveLeasesStep() *cobra.Command {
 		Use:   resolveleases.Name + " --hosts FILE (--leases FILE | --bmh FILE) --output FILE",
 		Short: "Give every placed host the IP of its MAC, from a lease file or the BareMetalHosts' NICs",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if leaseFile == "" && bmhFile == "" {
 				return notBuiltYet(resolveleases.Name)
 			}
@@ -117,7 +118,7 @@ func newResolveLeasesStep() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("retryable: %w", err)
 			}
-			return writeJSON(output, addressed)
+			return writeJSON(cmd.OutOrStdout(), output, addressed)
 		},
 	}
 	cr.add(cmd)
@@ -194,14 +195,14 @@ func readPlacements(path string) ([]placement.Placement, error) {
 	return out, nil
 }
 
-func writeJSON(path string, v any) error {
+func writeJSON(stdout io.Writer, path string, v any) error {
 	raw, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	raw = append(raw, '\n')
 	if path == "" {
-		_, err = os.Stdout.Write(raw)
+		_, err = stdout.Write(raw)
 		return err
 	}
 	return writeFileAtomic(path, raw)

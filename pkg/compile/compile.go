@@ -281,7 +281,8 @@ func leaseFormat(opts Options) leases.Format {
 	if opts.LeaseFile == "" {
 		return ""
 	}
-	return opts.LeaseFormat
+	format, _ := leases.ParseFormat(string(opts.LeaseFormat)) // validated by opts.validate
+	return format
 }
 
 func describeProvisioning(p *bpav1.Provisioning, opts Options) string {

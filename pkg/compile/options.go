@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"regexp"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
@@ -51,20 +55,16 @@ func DefaultOptions(plugins []string) Options {
 	}
 }
 
-var (
-	imagePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
-	pathPattern  = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
-	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-)
+var pathPattern = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
 
 func (o Options) validate() error {
-	if !imagePattern.MatchString(o.StepImage) {
+	if !bpav1.IsImageReference(o.StepImage) {
 		return fmt.Errorf("options: step image %q is not an image reference", o.StepImage)
 	}
-	if !imagePattern.MatchString(o.KubesprayImage) {
+	if !bpav1.IsImageReference(o.KubesprayImage) {
 		return fmt.Errorf("options: kubespray image %q is not an image reference", o.KubesprayImage)
 	}
-	if o.ServiceAccountName != "" && !dnsLabel.MatchString(o.ServiceAccountName) {
+	if o.ServiceAccountName != "" && len(validation.IsDNS1123Label(o.ServiceAccountName)) > 0 {
 		return fmt.Errorf("options: service account %q is not a DNS-1123 label", o.ServiceAccountName)
 	}
 	if o.ProvisioningDeadlineSeconds <= 0 || o.SoftwareDeadlineSeconds <= 0 {
@@ -79,7 +79,7 @@ func (o Options) validate() error {
 		}
 	}
 	for _, n := range o.SoftwareNodes {
-		if !dnsLabel.MatchString(n) {
+		if len(validation.IsDNS1123Label(n)) > 0 {
 			return fmt.Errorf("options: software node %q is not a DNS-1123 label", n)
 		}
 	}

@@ -86,8 +86,7 @@ func Container(image string, command, args []string, mounts ...corev1.VolumeMoun
 			ReadOnlyRootFilesystem:   ptr.To(true),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
-		Env:       []corev1.EnvVar{{Name: "HOME", Value: TmpDir}},
-		Resources: corev1.ResourceRequirements{},
+		Env: []corev1.EnvVar{{Name: "HOME", Value: TmpDir}},
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"embed"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 	"text/template"
 
@@ -23,8 +22,6 @@ import (
 var files embed.FS
 
 var parsed = template.Must(template.New("").Funcs(sprig.TxtFuncMap()).Option("missingkey=error").ParseFS(files, "*.tmpl"))
-
-var sshUserPattern = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
 
 // InventoryInput is what the kubespray inventory is rendered from.
 type InventoryInput struct {
@@ -67,8 +64,8 @@ func inventoryDataFor(in InventoryInput) (*inventoryData, error) {
 	if msgs := validation.IsDNS1123Label(in.Cluster); len(msgs) > 0 {
 		return nil, fmt.Errorf("cluster %q: %s", in.Cluster, strings.Join(msgs, "; "))
 	}
-	if !sshUserPattern.MatchString(in.User) {
-		return nil, fmt.Errorf("ssh user %q: must match %s", in.User, sshUserPattern)
+	if !bpav1.IsSSHUser(in.User) {
+		return nil, fmt.Errorf("ssh user %q: must be a Linux user name of at most 32 characters", in.User)
 	}
 	if len(in.Hosts) == 0 {
 		return nil, fmt.Errorf("no hosts to render")
