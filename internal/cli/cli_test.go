@@ -119,6 +119,8 @@ func TestBadInput(t *testing.T) {
 			[]string{"compile", "-f", variant("nolabel.yaml", "cluster: cluster-abc", "site: abc")}},
 		{"unplaceable-host", `entry "worker-2": no BareMetalHost has a NIC with MAC 00:c2:12:03:62:b3`,
 			[]string{"plan", "-f", variant("unplaceable.yaml", "00:c2:12:03:62:b2", "00:c2:12:03:62:b3"), "--hosts", hosts}},
+		{"every-unplaceable-entry-named", `entry "worker-1": no BareMetalHost has a NIC with MAC 00:c6:14:04:61:b3; entry "worker-2": no BareMetalHost has a NIC with MAC 00:c2:12:03:62:b3`,
+			[]string{"plan", "-f", write("two-unplaceable.yaml", strings.NewReplacer("00:c2:12:03:62:b2", "00:c2:12:03:62:b3", "00:c6:14:04:61:b2", "00:c6:14:04:61:b3").Replace(string(good))), "--hosts", hosts}},
 		{"host-still-provisioning", `entry "worker-2": BareMetalHost metal3/node-6 (MAC 00:e1:ba:ce:df:be) is "provisioning", not provisioned yet`,
 			[]string{"plan", "-f", variant("provisioning.yaml", "00:c2:12:03:62:b2", "00:e1:ba:ce:df:be"), "--hosts", hosts}},
 		{"missing-lease", `entry "worker-1" (BareMetalHost metal3/node-3): no active lease for MAC 00:c6:14:04:61:b2`,

@@ -117,6 +117,13 @@ func TestPlace(t *testing.T) {
 			want:   []placement.Placement{placed("m", "master", "medium", mac2), placed("w1", "worker", "medium-b", mac4), placed("w2", "worker", "small", mac1)},
 		},
 		{
+			name:   "fewest-cpus-before-least-ram",
+			reason: "CPUs order candidates before RAM: a host with fewer CPUs but more RAM comes first",
+			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", res(4, "1Gi"))}},
+			hosts:  []metal3v1alpha1.BareMetalHost{host("many-cpus-little-ram", 32, 4096, mac1), host("few-cpus-much-ram", 8, 65536, mac2)},
+			want:   []placement.Placement{placed("m", "master,worker", "few-cpus-much-ram", mac2)},
+		},
+		{
 			name:   "mac-entries-first",
 			reason: "a resource entry earlier in the CR must not take the host a MAC entry names",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", res(1, "1Gi"))}, Workers: []bpav1.HostEntry{entry("w", mac(mac1))}},
