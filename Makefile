@@ -14,9 +14,8 @@ generate: ## Generate deepcopy from the API markers.
 	go tool controller-gen object paths=./api/...
 
 .PHONY: manifests
-manifests: ## Generate the CRDs from the API markers.
-	go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	go run ./hack/crdpatch config/crd/bases/*.yaml
+manifests: ## Generate the CRDs and RBAC from the markers, and the metal3 and Argo CRDs from their modules.
+	hack/manifests.sh
 
 .PHONY: fmt
 fmt: ## gofmt every Go file.
@@ -37,12 +36,13 @@ verify: ## Fail when the committed generated files are stale.
 ##@ Test
 
 .PHONY: test-deps
-test-deps: ## Install what the tests need (ansible-core), idempotently.
+test-deps: ## Install what the tests need (ansible-core; etcd and kube-apiserver built from Go modules), idempotently.
 	hack/install-test-deps.sh
+	hack/control-plane.sh >/dev/null
 
 .PHONY: test
-test: test-deps lint verify ## Run every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation.
-	go test $(GO_TEST_FLAGS) ./...
+test: test-deps lint verify ## Run every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation, envtest.
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

@@ -44,6 +44,45 @@ const (
 	PhaseError     WorkflowPhase = "Error"
 )
 
+// WorkflowScopeLabel says which nodes a Software Workflow installs on: "all", or a hash of the
+// node list when a day-2 run is limited to some nodes. Together with the generation it names one
+// run, so the controller never starts the same run twice (argo resubmit copies it).
+const WorkflowScopeLabel = "bpa.akraino.org/scope"
+
+// WorkflowScopeAll is the scope of a run over every node.
+const WorkflowScopeAll = "all"
+
+// ResubmittedFromLabel is the label `argo resubmit` puts on the Workflow it creates.
+const ResubmittedFromLabel = "workflows.argoproj.io/resubmitted-from-workflow"
+
+// HostsFinalizer keeps a Provisioning until its BareMetalHost claims are released.
+const HostsFinalizer = "bpa.akraino.org/release-hosts"
+
+// Condition reasons.
+const (
+	// ReasonInvalidSpec: the compiler refused the spec; the message names the field.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonWorkflowCreated: a Workflow was created and has not started yet.
+	ReasonWorkflowCreated = "WorkflowCreated"
+	// ReasonWorkflowPending, ReasonWorkflowRunning, ReasonWorkflowSucceeded, ReasonWorkflowFailed
+	// mirror the Workflow's phase (Failed covers Argo's Error).
+	ReasonWorkflowPending   = "WorkflowPending"
+	ReasonWorkflowRunning   = "WorkflowRunning"
+	ReasonWorkflowSucceeded = "WorkflowSucceeded"
+	ReasonWorkflowFailed    = "WorkflowFailed"
+	// ReasonWaitingForWorkflow: another Workflow of this CR is still running; the next one
+	// starts when it ends.
+	ReasonWaitingForWorkflow = "WaitingForWorkflow"
+	// ReasonWaitingForCluster: the Software waits for its cluster's Provisioning to be Ready.
+	ReasonWaitingForCluster = "WaitingForCluster"
+	// ReasonUpToDate: nothing to run for this generation.
+	ReasonUpToDate = "UpToDate"
+	// ReasonDay2Unsupported: a change kubespray cannot apply in one run.
+	ReasonDay2Unsupported = "UnsupportedChange"
+	// ReasonNotFound: a CR the Cluster names does not exist.
+	ReasonNotFound = "NotFound"
+)
+
 // Condition types, following kstatus: Ready, plus Reconciling and Stalled with abnormal-true
 // polarity.
 const (

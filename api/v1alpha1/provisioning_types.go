@@ -149,6 +149,35 @@ type ProvisioningStatus struct {
 	// kubeconfigSecretName is the Secret (key "value") holding the new cluster's kubeconfig.
 	// +optional
 	KubeconfigSecretName string `json:"kubeconfigSecretName,omitempty"`
+
+	// provisioned records the masters and workers of the last generation whose Workflow
+	// succeeded: the cluster as it is. A new generation is compared with it to choose the
+	// kubespray mode (create, scale or remove).
+	// +optional
+	Provisioned *ProvisionedNodes `json:"provisioned,omitempty"`
+}
+
+// ProvisionedNodes is the cluster as the last successful Workflow left it.
+type ProvisionedNodes struct {
+	// generation of the Provisioning that Workflow ran.
+	Generation int64 `json:"generation"`
+	// digest of that generation's spec without its workers: when it changes (masters, pod
+	// subnet, plugins, kubespray options), the next run is kubespray's cluster.yml.
+	Digest string `json:"digest"`
+	// workers entries of that generation: added ones are scaled in, removed ones removed.
+	// +optional
+	// +listType=map
+	// +listMapKey=label
+	Workers []ProvisionedEntry `json:"workers,omitempty"`
+}
+
+// ProvisionedEntry is one workers entry, with a digest of its requirements so that an entry
+// whose MAC or resources changed counts as changed.
+type ProvisionedEntry struct {
+	// label of the entry.
+	Label string `json:"label"`
+	// digest of the entry's requirements.
+	Digest string `json:"digest"`
 }
 
 // +kubebuilder:object:root=true

@@ -40,6 +40,19 @@ type SoftwareSpec struct {
 type NodeSoftwareReport struct {
 	// node label.
 	Node string `json:"node"`
+	// role of the node: master, worker, or master,worker.
+	// +optional
+	Role string `json:"role,omitempty"`
+	// generation of the Software last installed on this node without failures.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// digest of the package list installed on this node without failures; a node whose
+	// role's list has another digest needs a run.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// unchanged counts the packages that were already as the CR asks.
+	// +optional
+	Unchanged int `json:"unchanged,omitempty"`
 	// changed lists packages installed or upgraded, as name=version.
 	// +optional
 	Changed []string `json:"changed,omitempty"`

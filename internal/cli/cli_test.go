@@ -190,8 +190,6 @@ func TestStepsOnFiles(t *testing.T) {
 // TestUnbuiltPartsSaySo: what arrives with later work fails, saying it is not built yet.
 func TestUnbuiltPartsSaySo(t *testing.T) {
 	for _, args := range [][]string{
-		{},
-		{"run"},
 		{"step", "discover-hosts", "--namespace=default", "--name=p", "--uid=u", "--generation=1", "--output=/tmp/x"},
 		{"step", "fetch-kubeconfig", "--namespace=default"},
 		{"step", "install-software", "--node=n"},

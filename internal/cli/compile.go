@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -48,8 +49,11 @@ func newCompileCommand() *cobra.Command {
 }
 
 func addOptionFlags(cmd *cobra.Command, opts *compile.Options, leaseFormat *string) {
-	fl := cmd.Flags()
-	fl.StringVar(&opts.StepImage, "step-image", opts.StepImage, "image that runs `bpa-workflow-controller step`")
+	addOptionFlagsTo(cmd.Flags(), opts, leaseFormat)
+}
+
+func addOptionFlagsTo(fl *pflag.FlagSet, opts *compile.Options, leaseFormat *string) {
+	fl.StringVar(&opts.StepImage, "step-image", opts.StepImage, "image that runs the steps (bpa-workflow-controller step)")
 	fl.StringVar(&opts.KubesprayImage, "kubespray-image", opts.KubesprayImage, "default kubespray image")
 	fl.StringVar(&opts.ServiceAccountName, "service-account", opts.ServiceAccountName, "service account of the step pods")
 	fl.StringVar(&opts.LeaseFile, "lease-file", "", "the DHCP server's lease file on the node (host path); empty: IPs from BareMetalHost NICs")

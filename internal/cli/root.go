@@ -4,12 +4,14 @@
 package cli
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -21,32 +23,32 @@ func NewRootCommand() *cobra.Command {
 		Short:         "Turns bare-metal servers into Kubernetes clusters through Argo Workflows",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE:          runManager,
 	}
-	root.AddCommand(newRunCommand(), newCompileCommand(), newPlanCommand(), newStepCommand())
+	run := newRunCommand()
+	// The bare command runs the manager, with the same flags as `run`.
+	root.RunE = run.RunE
+	root.Args = cobra.NoArgs
+	root.Flags().AddFlagSet(run.Flags())
+	root.AddCommand(run, newCompileCommand(), newPlanCommand(), newStepCommand())
 	return root
 }
 
-func newRunCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "run",
-		Short: "Run the controller manager (the default)",
-		Args:  cobra.NoArgs,
-		RunE:  runManager,
-	}
-}
-
-func runManager(*cobra.Command, []string) error {
-	return errors.New("the controller manager is not built yet: it arrives with the controller; use compile and plan meanwhile")
-}
-
-// Execute runs the command line and returns the process exit code.
+// Execute runs the command line until it ends, or until SIGINT or SIGTERM, and returns the
+// process exit code.
 func Execute(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return ExecuteContext(ctx, args, stdout, stderr)
+}
+
+// ExecuteContext runs the command line until it ends or ctx is done (the manager stops
+// cleanly), and returns the process exit code.
+func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := NewRootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.Execute(); err != nil {
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "bpa-workflow-controller: %s\n", OneLine(err))
 		return 1
 	}

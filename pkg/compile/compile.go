@@ -164,6 +164,8 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 		return nil, err
 	}
 	wf := newWorkflow(&s.ObjectMeta, "Software", bpav1.WorkflowKindSoftware, cluster, opts)
+	wf.Labels[bpav1.WorkflowScopeLabel] = Scope(opts.SoftwareNodes)
+	wf.Name = WorkflowName(bpav1.WorkflowKindSoftware, s.Name, Generation(&s.ObjectMeta), Scope(opts.SoftwareNodes))
 	scope := "every node"
 	if len(opts.SoftwareNodes) > 0 {
 		scope = "nodes " + strings.Join(sortedCopy(opts.SoftwareNodes), ", ")
@@ -186,12 +188,12 @@ func newWorkflow(meta *metav1.ObjectMeta, kind, kindLabel, cluster string, opts 
 	wf := &wfv1.Workflow{
 		TypeMeta: metav1.TypeMeta{APIVersion: wfv1.SchemeGroupVersion.String(), Kind: "Workflow"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      WorkflowName(kindLabel, meta.Name, generation),
+			Name:      WorkflowName(kindLabel, meta.Name, generation, WorkflowScopeAll),
 			Namespace: meta.Namespace,
 			Labels: map[string]string{
 				bpav1.WorkflowClusterLabel:    cluster,
 				bpav1.WorkflowKindLabel:       kindLabel,
-				bpav1.WorkflowNameLabel:       labelValue(meta.Name),
+				bpav1.WorkflowNameLabel:       LabelValue(meta.Name),
 				bpav1.WorkflowGenerationLabel: strconv.FormatInt(generation, 10),
 			},
 		},
@@ -236,14 +238,17 @@ func Generation(meta *metav1.ObjectMeta) int64 {
 	return max(meta.Generation, 1)
 }
 
-// WorkflowName is deterministic: one name per CR generation, so "create if absent" is
+// WorkflowName is deterministic: one name per CR generation and scope, so "create if absent" is
 // idempotent. Long CR names are cut and made unique again with a hash.
-func WorkflowName(kindLabel, crName string, generation int64) string {
+func WorkflowName(kindLabel, crName string, generation int64, scope string) string {
 	prefix := "prov-"
 	if kindLabel == bpav1.WorkflowKindSoftware {
 		prefix = "sw-"
 	}
 	suffix := "-" + strconv.FormatInt(generation, 10)
+	if scope != WorkflowScopeAll && scope != "" {
+		suffix += "-" + scope[:min(len(scope), scopeNameLength)]
+	}
 	name := prefix + crName + suffix
 	if len(name) <= MaxWorkflowNameLength {
 		return name
@@ -255,8 +260,24 @@ func WorkflowName(kindLabel, crName string, generation int64) string {
 	return prefix + cut + "-" + hash + suffix
 }
 
-// labelValue fits a CR name (up to 253 characters) into a label value (up to 63).
-func labelValue(name string) string {
+// WorkflowScopeAll is the scope of a run over every node.
+const WorkflowScopeAll = bpav1.WorkflowScopeAll
+
+// scopeNameLength is how much of a scope digest a Workflow name carries.
+const scopeNameLength = 6
+
+// Scope names the nodes a Software run installs on: "all" for every node, else a digest of the
+// sorted node list (a label value), so that each day-2 run has its own name and label.
+func Scope(nodes []string) string {
+	if len(nodes) == 0 {
+		return WorkflowScopeAll
+	}
+	sum := sha256.Sum256([]byte(strings.Join(sortedCopy(nodes), ",")))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// LabelValue fits a CR name (up to 253 characters) into a label value (up to 63).
+func LabelValue(name string) string {
 	if len(name) <= 63 {
 		return name
 	}

@@ -251,12 +251,12 @@ func TestWorkflowName(t *testing.T) {
 		{bpav1.WorkflowKindSoftware, "example-software", "sw-example-software-1"},
 	}
 	for _, tc := range cases {
-		if got := compile.WorkflowName(tc.kind, tc.name, 1); got != tc.want {
+		if got := compile.WorkflowName(tc.kind, tc.name, 1, compile.WorkflowScopeAll); got != tc.want {
 			t.Errorf("WorkflowName(%s, %s) = %s, want %s", tc.kind, tc.name, got, tc.want)
 		}
 	}
-	a := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"x", 12345)
-	b := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"y", 12345)
+	a := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"x", 12345, compile.WorkflowScopeAll)
+	b := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"y", 12345, compile.WorkflowScopeAll)
 	if len(a) > compile.MaxWorkflowNameLength || len(b) > compile.MaxWorkflowNameLength {
 		t.Errorf("names longer than %d: %d, %d", compile.MaxWorkflowNameLength, len(a), len(b))
 	}
@@ -265,6 +265,22 @@ func TestWorkflowName(t *testing.T) {
 	}
 	if !strings.HasSuffix(a, "-12345") {
 		t.Errorf("a cut name keeps its generation: %s", a)
+	}
+
+	// A day-2 Software run over some nodes has its own name, the same for the same nodes in
+	// any order, and a long CR name still fits with the scope.
+	scope := compile.Scope([]string{"worker-2", "worker-1"})
+	if scope != compile.Scope([]string{"worker-1", "worker-2"}) || scope == compile.Scope([]string{"worker-1"}) {
+		t.Errorf("Scope is not a function of the node set: %s", scope)
+	}
+	if compile.Scope(nil) != compile.WorkflowScopeAll {
+		t.Errorf("Scope(nil) = %s, want %s", compile.Scope(nil), compile.WorkflowScopeAll)
+	}
+	if got, want := compile.WorkflowName(bpav1.WorkflowKindSoftware, "sw", 3, scope), "sw-sw-3-"+scope[:6]; got != want {
+		t.Errorf("scoped name = %s, want %s", got, want)
+	}
+	if c := compile.WorkflowName(bpav1.WorkflowKindSoftware, long, 3, scope); len(c) > compile.MaxWorkflowNameLength || !strings.HasSuffix(c, "-3-"+scope[:6]) {
+		t.Errorf("long scoped name %s: %d characters, or lost its generation and scope", c, len(c))
 	}
 }
 

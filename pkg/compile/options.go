@@ -57,6 +57,10 @@ func DefaultOptions(plugins []string) Options {
 
 var pathPattern = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
 
+// ValidateOptions checks options before a manager starts with them, so a bad flag fails at
+// start-up rather than on the first CR.
+func ValidateOptions(o Options) error { return o.validate() }
+
 func (o Options) validate() error {
 	if !bpav1.IsImageReference(o.StepImage) {
 		return fmt.Errorf("options: step image %q is not an image reference", o.StepImage)

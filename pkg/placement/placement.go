@@ -63,7 +63,8 @@ func (c Consumer) Ref() *corev1.ObjectReference {
 	return &corev1.ObjectReference{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}
 }
 
-func (c Consumer) holds(ref *corev1.ObjectReference) bool {
+// Holds reports whether a consumerRef names this consumer (any version of its group).
+func (c Consumer) Holds(ref *corev1.ObjectReference) bool {
 	return ref != nil && ref.Kind == c.Kind && ref.Namespace == c.Namespace && ref.Name == c.Name &&
 		groupOf(ref.APIVersion) == groupOf(c.APIVersion)
 }
@@ -264,7 +265,7 @@ func provisioning(h *metal3v1alpha1.BareMetalHost) bool {
 }
 
 func (p *placer) available(h *metal3v1alpha1.BareMetalHost) bool {
-	return h.Spec.ConsumerRef == nil || p.consumer.holds(h.Spec.ConsumerRef)
+	return h.Spec.ConsumerRef == nil || p.consumer.Holds(h.Spec.ConsumerRef)
 }
 
 func cpuCount(h *metal3v1alpha1.BareMetalHost) int {
@@ -298,7 +299,7 @@ func (p *placer) byMAC(e Entry) (*metal3v1alpha1.BareMetalHost, *Error) {
 		return nil, &Error{Entry: e.Label, Reason: fmt.Sprintf("MAC %s is on more than one BareMetalHost: %s", mac, strings.Join(names, ", "))}
 	}
 	h := hosts[0]
-	if ref := h.Spec.ConsumerRef; ref != nil && !p.consumer.holds(ref) {
+	if ref := h.Spec.ConsumerRef; ref != nil && !p.consumer.Holds(ref) {
 		return nil, &Error{Entry: e.Label, Reason: fmt.Sprintf("BareMetalHost %s (MAC %s) is claimed by %s %s/%s", hostName(h), mac, ref.Kind, ref.Namespace, ref.Name)}
 	}
 	if !provisioned(h) {

@@ -98,3 +98,15 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 		RetryStrategy: steps.RetryFlakes(),
 	}, nil
 }
+
+// String says what the plan runs, for events and descriptions: "cluster.yml",
+// "scale.yml for worker-3".
+func (p Plan) String() string {
+	switch p.Mode {
+	case ModeScale:
+		return "scale.yml for " + strings.Join(p.Nodes, ", ")
+	case ModeRemove:
+		return "remove-node.yml for " + strings.Join(p.Nodes, ", ")
+	}
+	return "cluster.yml"
+}

@@ -1,0 +1,195 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+)
+
+func TestRunRefusesBadInputBeforeStarting(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing"))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--step-image=not an image"}, `options: step image "not an image" is not an image reference`},
+		{[]string{"run", "--lease-file=/var/lib/dhcp/dhcpd.leases", "--lease-format=csv"}, "--lease-format"},
+		{[]string{"run"}, "finding the cluster"},
+		{[]string{}, "finding the cluster"},
+	} {
+		code, stdout, stderr := run(tc.args...)
+		if code == 0 || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want a failure saying %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// syncBuffer is a log sink the manager writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRunServesAgainstKUBECONFIG runs the command as an operator does, against a real API
+// server named by KUBECONFIG: it elects itself leader, serves health and metrics on the given
+// addresses, reconciles, and stops cleanly when its context ends.
+func TestRunServesAgainstKUBECONFIG(t *testing.T) {
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	})
+	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", path)
+
+	metrics, probes := freePort(t), freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var stderr syncBuffer
+	go func() {
+		done <- cli.ExecuteContext(ctx, []string{"run", "--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + probes,
+			"--leader-election-namespace=default"}, io.Discard, &stderr)
+	}()
+	stopped := false
+	stop := func() int {
+		stopped = true
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(30 * time.Second):
+			t.Fatalf("run did not stop within 30s; log:\n%s", stderr.String())
+		}
+		return -1
+	}
+	t.Cleanup(func() {
+		if !stopped {
+			stop()
+		}
+	})
+
+	get := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	within(t, "readyz answers 200", func() error {
+		if code, body := get("http://" + probes + "/readyz"); code != http.StatusOK {
+			return fmt.Errorf("%d %s", code, body)
+		}
+		return nil
+	})
+	within(t, "the leader lease taken", func() error {
+		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: manager.LeaderElectionID}, &coordinationv1.Lease{})
+	})
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "run-test"}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	p := testutil.Provisioning(t, "provisioning-cluster-abc.yaml")
+	p.Namespace = ns.Name
+	if err := env.Client.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "a Workflow created", func() error {
+		var list wfv1.WorkflowList
+		if err := env.Client.List(context.Background(), &list, client.InNamespace(ns.Name)); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("%d Workflows", len(list.Items))
+		}
+		return nil
+	})
+	within(t, "our metrics served", func() error {
+		code, body := get("http://" + metrics + "/metrics")
+		for _, m := range []string{`bpa_workflows_created_total{kind="provisioning"} 1`, "bpa_reconcile_duration_seconds_bucket"} {
+			if code != http.StatusOK || !strings.Contains(body, m) {
+				return fmt.Errorf("%d, no %s", code, m)
+			}
+		}
+		return nil
+	})
+	if code := stop(); code != 0 {
+		t.Errorf("run exited %d on a clean stop; log:\n%s", code, stderr.String())
+	}
+}
+
+func within(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

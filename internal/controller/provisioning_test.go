@@ -1,0 +1,420 @@
+package controller_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/argovalidate"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+)
+
+// abcHosts is where the sample site puts cluster-abc's entries (see the fixtures' README).
+var abcHosts = []placement.Placement{
+	{Label: "master", Role: "master", BareMetalHost: "metal3/node-1", MAC: "00:c5:16:05:61:b2"},
+	{Label: "worker-1", Role: "worker", BareMetalHost: "metal3/node-3", MAC: "00:c6:14:04:61:b2"},
+	{Label: "worker-2", Role: "worker", BareMetalHost: "metal3/node-4", MAC: "00:c2:12:03:62:b2"},
+}
+
+func withIPs(hosts []placement.Placement) []placement.Placement {
+	out := slices.Clone(hosts)
+	for i := range out {
+		out[i].IP = fmt.Sprintf("192.168.20.%d", 10+i)
+	}
+	return out
+}
+
+// provisioned drives a Provisioning Workflow to Succeeded with every step's outputs, as Argo
+// would leave it.
+func provisioned(t *testing.T, wf *wfv1.Workflow, hosts []placement.Placement) {
+	t.Helper()
+	now := time.Now()
+	succeed(t, wf,
+		node(wf.Name, "discover-hosts", wfv1.NodeSucceeded, now.Add(-5*time.Second), hostsJSON(t, hosts...)),
+		node(wf.Name, "resolve-leases", wfv1.NodeSucceeded, now.Add(-4*time.Second), hostsJSON(t, withIPs(hosts)...)),
+		node(wf.Name, "render-inventory", wfv1.NodeSucceeded, now.Add(-3*time.Second), nil),
+		node(wf.Name, "run-kubespray", wfv1.NodeSucceeded, now.Add(-2*time.Second), nil),
+		node(wf.Name, "fetch-kubeconfig", wfv1.NodeSucceeded, now.Add(-time.Second), nil),
+	)
+}
+
+func waitReady(t *testing.T, p *bpav1.Provisioning, generation int64) *bpav1.Provisioning {
+	t.Helper()
+	var cur *bpav1.Provisioning
+	eventually(t, "the Provisioning Ready", func() error {
+		cur = getProvisioning(t, p)
+		if cur.Status.Phase != bpav1.PhaseSucceeded {
+			return fmt.Errorf("phase %q", cur.Status.Phase)
+		}
+		return expectConditions(cur.Status.Conditions, generation, "True/WorkflowSucceeded", "absent", "absent")
+	})
+	return cur
+}
+
+func TestProvisioningFollowsItsWorkflow(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t)
+	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	create(t, p)
+
+	wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+	t.Run("the Workflow is DESIGN.md's", func(t *testing.T) {
+		wantLabels := map[string]string{
+			bpav1.WorkflowClusterLabel: "cluster-abc", bpav1.WorkflowKindLabel: "provisioning",
+			bpav1.WorkflowNameLabel: p.Name, bpav1.WorkflowGenerationLabel: "1",
+		}
+		for k, v := range wantLabels {
+			if wf.Labels[k] != v {
+				t.Errorf("label %s = %q, want %q", k, wf.Labels[k], v)
+			}
+		}
+		if ref := metav1.GetControllerOf(wf); ref == nil || ref.UID != getProvisioning(t, p).UID || ref.Kind != "Provisioning" {
+			t.Errorf("controller owner = %+v, want the Provisioning", ref)
+		}
+		if s := wf.Spec.Synchronization; s == nil || len(s.Mutexes) != 1 || !strings.Contains(s.Mutexes[0].Name, "cluster-abc") {
+			t.Errorf("synchronization = %+v, want one mutex for cluster-abc", s)
+		}
+		if err := argovalidate.Workflow(wf); err != nil {
+			t.Errorf("Argo's validator refuses the created Workflow: %v", err)
+		}
+	})
+	eventually(t, "status Pending", func() error {
+		cur := getProvisioning(t, p)
+		if cur.Status.WorkflowName != wf.Name || cur.Status.Phase != bpav1.PhasePending || cur.Status.ObservedGeneration != 1 {
+			return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+		}
+		if !slices.Contains(cur.Finalizers, bpav1.HostsFinalizer) {
+			return fmt.Errorf("finalizers %v", cur.Finalizers)
+		}
+		// Created, then seen through the watch with no phase yet: Argo has not picked it up.
+		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowPending", "True/WorkflowPending", "absent")
+	})
+
+	start := time.Now()
+	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
+		st.Phase = wfv1.WorkflowRunning
+		st.StartedAt = metav1.NewTime(start)
+		st.Progress = "1/6"
+		n := node(wf.Name, "discover-hosts", wfv1.NodeSucceeded, start.Add(time.Second), hostsJSON(t, abcHosts...))
+		st.Nodes = wfv1.Nodes{n.ID: n}
+	})
+	eventually(t, "status Running with the placed hosts", func() error {
+		cur := getProvisioning(t, p)
+		if cur.Status.Phase != bpav1.PhaseRunning || cur.Status.Progress != "1/6" || cur.Status.StartedAt == nil {
+			return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+		}
+		if len(cur.Status.Hosts) != 3 || cur.Status.Hosts[1].BareMetalHost != "metal3/node-3" {
+			return fmt.Errorf("hosts %+v", cur.Status.Hosts)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowRunning", "True/WorkflowRunning", "absent")
+	})
+
+	failedAt := start.Add(3 * time.Second)
+	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
+		st.Phase = wfv1.WorkflowFailed
+		st.FinishedAt = metav1.NewTime(failedAt)
+		st.Message = "child 'x' failed"
+		n := node(wf.Name, "resolve-leases", wfv1.NodeFailed, failedAt, nil)
+		n.Message = `host "worker-2" (MAC 00:c2:12:03:62:b2) has no active lease`
+		st.Nodes[n.ID] = n
+	})
+	eventually(t, "status Failed naming the step", func() error {
+		cur := getProvisioning(t, p)
+		want := `step resolve-leases failed: host "worker-2" (MAC 00:c2:12:03:62:b2) has no active lease`
+		if cur.Status.Phase != bpav1.PhaseFailed || cur.Status.Message != want || cur.Status.FinishedAt == nil {
+			return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowFailed", "absent", "True/WorkflowFailed")
+	})
+	eventually(t, "a Warning event for the failure", func() error {
+		var events corev1.EventList
+		if err := env.Client.List(ctx(), &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && e.Reason == bpav1.ReasonWorkflowFailed && strings.Contains(e.Message, "no active lease") {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d events, none a WorkflowFailed warning", len(events.Items))
+	})
+
+	// argo retry restarts the same object: Failed was not final.
+	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
+		st.Phase = wfv1.WorkflowRunning
+		st.FinishedAt = metav1.Time{}
+		st.Message = ""
+		for id, n := range st.Nodes {
+			if n.Phase == wfv1.NodeFailed {
+				delete(st.Nodes, id)
+			}
+		}
+	})
+	eventually(t, "status back to Running after argo retry", func() error {
+		cur := getProvisioning(t, p)
+		if cur.Status.Phase != bpav1.PhaseRunning || cur.Status.Message != "" || cur.Status.FinishedAt != nil {
+			return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowRunning", "True/WorkflowRunning", "absent")
+	})
+
+	provisioned(t, wf, abcHosts)
+	cur := waitReady(t, p, 1)
+	if cur.Status.KubeconfigSecretName != "cluster-abc-kubeconfig" {
+		t.Errorf("kubeconfigSecretName = %q", cur.Status.KubeconfigSecretName)
+	}
+	if cur.Status.Hosts[0].IP != "192.168.20.10" {
+		t.Errorf("hosts are not resolve-leases' (with IPs): %+v", cur.Status.Hosts)
+	}
+	if rec := cur.Status.Provisioned; rec == nil || rec.Generation != 1 || len(rec.Workers) != 2 {
+		t.Errorf("provisioned = %+v, want generation 1 with 2 workers", rec)
+	}
+
+	// argo resubmit: a new Workflow with the same labels and owner, and Argo's label.
+	resub := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{
+		Name: wf.Name + "-resub", Namespace: ns, Labels: map[string]string{}, OwnerReferences: wf.OwnerReferences,
+	}, Spec: wf.Spec}
+	for k, v := range wf.Labels {
+		resub.Labels[k] = v
+	}
+	resub.Labels[bpav1.ResubmittedFromLabel] = wf.Name
+	create(t, resub)
+	setWorkflowStatus(t, resub, func(st *wfv1.WorkflowStatus) { st.Phase = wfv1.WorkflowRunning; st.Progress = "0/6" })
+	eventually(t, "the resubmitted Workflow mirrored", func() error {
+		cur := getProvisioning(t, p)
+		if cur.Status.WorkflowName != resub.Name || cur.Status.Phase != bpav1.PhaseRunning {
+			return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+		}
+		return nil
+	})
+	if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 2 {
+		t.Errorf("%d Workflows, want the original and the resubmitted one", n)
+	}
+}
+
+func TestProvisioningRestartCreatesNoSecondWorkflow(t *testing.T) {
+	ns := newNamespace(t)
+	stop := startManager(t)
+	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	create(t, p)
+	wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+	stop()
+
+	// While the controller is down, Argo finishes the run and another CR arrives.
+	provisioned(t, wf, abcHosts)
+	other := loadProvisioning(t, "provisioning-cluster-efg-kud-plugins.yaml", ns)
+	create(t, other)
+
+	startManager(t)
+	waitReady(t, p, 1)
+	waitWorkflow(t, bpav1.WorkflowKindProvisioning, other, 1)
+	// Touch the CR (a label: not a new generation) so it is reconciled again and again.
+	for i := range 3 {
+		patchSpec(t, getProvisioning(t, p), func(cur *bpav1.Provisioning) { cur.Labels["touched"] = fmt.Sprint(i) })
+	}
+	consistently(t, "exactly one Workflow per generation", 2*time.Second, func() error {
+		if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 1 {
+			return fmt.Errorf("%d Workflows for generation 1", n)
+		}
+		return nil
+	})
+}
+
+func TestProvisioningRefusals(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t)
+
+	t.Run("the API server refuses a malformed MAC, naming the field", func(t *testing.T) {
+		p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+		p.Name = "bad-mac"
+		p.Spec.Masters[0]["master"] = bpav1.HostRequirements{MACAddress: "00:c5:16:05:61"}
+		err := env.Client.Create(ctx(), p)
+		if err == nil || !strings.Contains(err.Error(), "spec.masters[0].master.mac-address") {
+			t.Fatalf("create: %v, want a refusal naming spec.masters[0].master.mac-address", err)
+		}
+	})
+
+	t.Run("the compiler refuses an unknown plugin: Stalled, no Workflow", func(t *testing.T) {
+		p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+		p.Name = "unknown-plugin"
+		p.Spec.KUDPlugins = []string{"multus", "no-such-plugin"}
+		create(t, p)
+		eventually(t, "Stalled with the compiler's message", func() error {
+			cur := getProvisioning(t, p)
+			if !strings.Contains(cur.Status.Message, "spec.KUDPlugins[1]") || cur.Status.ObservedGeneration != 1 {
+				return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+			}
+			return expectConditions(cur.Status.Conditions, 1, "False/InvalidSpec", "absent", "True/InvalidSpec")
+		})
+		consistently(t, "no Workflow", time.Second, func() error {
+			if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 0 {
+				return fmt.Errorf("%d Workflows for a refused spec", n)
+			}
+			return nil
+		})
+		// Fixing the spec compiles the new generation.
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.KUDPlugins = []string{"multus"} })
+		waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
+	})
+}
+
+// claim makes a BareMetalHost from the sample site, claimed by consumer (nil: free).
+func claim(t *testing.T, ns, name string, consumer *corev1.ObjectReference) *metal3v1alpha1.BareMetalHost {
+	t.Helper()
+	for _, h := range testutil.SiteHosts(t) {
+		if h.Name != name {
+			continue
+		}
+		host := &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Name: h.Name, Namespace: ns, Labels: h.Labels}, Spec: h.Spec}
+		host.Spec.ConsumerRef = consumer
+		create(t, host)
+		return host
+	}
+	t.Fatalf("no host %s in the sample site", name)
+	return nil
+}
+
+func consumerOf(t *testing.T, h *metal3v1alpha1.BareMetalHost) *corev1.ObjectReference {
+	t.Helper()
+	cur := &metal3v1alpha1.BareMetalHost{}
+	if err := env.Client.Get(ctx(), client.ObjectKeyFromObject(h), cur); err != nil {
+		t.Fatal(err)
+	}
+	return cur.Spec.ConsumerRef
+}
+
+func kubesprayArgs(wf *wfv1.Workflow) string {
+	t := wf.GetTemplateByName("run-kubespray")
+	if t == nil || t.Container == nil {
+		return ""
+	}
+	return strings.Join(t.Container.Args, " ")
+}
+
+func TestProvisioningDay2(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t)
+	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	create(t, p)
+	p = getProvisioning(t, p)
+	consumer := placement.ConsumerFor(p).Ref()
+	hosts := map[string]*metal3v1alpha1.BareMetalHost{}
+	for _, name := range []string{"node-1", "node-3", "node-4"} {
+		hosts[name] = claim(t, ns, name, consumer)
+	}
+	hosts["node-5"] = claim(t, ns, "node-5", nil) // free until worker-3 claims it
+	elsewhere := claim(t, ns, "node-6", &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "Metal3Machine", Namespace: ns, Name: "m"})
+	atNS := func(hs []placement.Placement) []placement.Placement {
+		out := slices.Clone(hs)
+		for i := range out {
+			out[i].BareMetalHost = ns + "/" + strings.TrimPrefix(out[i].BareMetalHost, "metal3/")
+		}
+		return out
+	}
+
+	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+	if args := kubesprayArgs(wf1); !strings.HasSuffix(args, "cluster.yml") {
+		t.Errorf("generation 1 runs %q, want cluster.yml", args)
+	}
+	provisioned(t, wf1, atNS(abcHosts))
+	waitReady(t, p, 1)
+
+	t.Run("a worker added: scale.yml limited to it", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) {
+			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-3": {MACAddress: "00:e1:ba:ce:df:bd"}})
+		})
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
+		if args := kubesprayArgs(wf); !strings.Contains(args, "--limit=worker-3 scale.yml") {
+			t.Errorf("generation 2 runs %q, want scale.yml limited to worker-3", args)
+		}
+		// discover-hosts claims the new host, as it does for real.
+		patchSpec(t, hosts["node-5"], func(h *metal3v1alpha1.BareMetalHost) { h.Spec.ConsumerRef = consumer })
+		provisioned(t, wf, atNS(append(slices.Clone(abcHosts),
+			placement.Placement{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"})))
+		waitReady(t, p, 2)
+	})
+
+	t.Run("a worker removed: remove-node.yml for it, its claim released", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.Workers = cur.Spec.Workers[:2] })
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 3)
+		if args := kubesprayArgs(wf); !strings.Contains(args, "--extra-vars=node=worker-3") || !strings.HasSuffix(args, "remove-node.yml") {
+			t.Errorf("generation 3 runs %q, want remove-node.yml for worker-3", args)
+		}
+		if consumerOf(t, hosts["node-5"]) == nil {
+			t.Errorf("node-5 was released before the removal ran")
+		}
+		provisioned(t, wf, atNS(append(slices.Clone(abcHosts),
+			placement.Placement{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"})))
+		waitReady(t, p, 3)
+		eventually(t, "node-5 released", func() error {
+			if ref := consumerOf(t, hosts["node-5"]); ref != nil {
+				return fmt.Errorf("still claimed by %v", ref)
+			}
+			return nil
+		})
+		for _, name := range []string{"node-1", "node-3", "node-4"} {
+			if consumerOf(t, hosts[name]) == nil {
+				t.Errorf("%s, still in the cluster, was released", name)
+			}
+		}
+	})
+
+	t.Run("workers added and removed at once: Stalled, no Workflow", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) {
+			cur.Spec.Workers = []bpav1.HostEntry{cur.Spec.Workers[0], {"worker-4": {MACAddress: "00:e1:ba:ce:df:bd"}}}
+		})
+		eventually(t, "Stalled for an unsupported change", func() error {
+			cur := getProvisioning(t, p)
+			if !strings.Contains(cur.Status.Message, "worker-4 added and worker-2 removed") {
+				return fmt.Errorf("message %q", cur.Status.Message)
+			}
+			return expectConditions(cur.Status.Conditions, 4, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
+		})
+		if wfs := workflowsOf(t, bpav1.WorkflowKindProvisioning, p); len(wfs) != 3 {
+			t.Errorf("%d Workflows, want 3: none for the refused generation", len(wfs))
+		}
+	})
+
+	t.Run("a master changed: cluster.yml", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) {
+			cur.Spec.Workers = cur.Spec.Workers[:1]
+			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-2": {MACAddress: "00:c2:12:03:62:b2"}})
+			cur.Spec.Masters = append(cur.Spec.Masters, bpav1.HostEntry{"master-2": {MACAddress: "00:e1:ba:ce:df:bd"}})
+		})
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 5)
+		if args := kubesprayArgs(wf); !strings.HasSuffix(args, "cluster.yml") || strings.Contains(args, "--limit") {
+			t.Errorf("generation 5 runs %q, want cluster.yml", args)
+		}
+	})
+
+	t.Run("delete: every claim released, the other consumer's untouched", func(t *testing.T) {
+		if err := env.Client.Delete(ctx(), getProvisioning(t, p)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the Provisioning gone", func() error {
+			err := env.Client.Get(ctx(), client.ObjectKeyFromObject(p), &bpav1.Provisioning{})
+			if isNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("still there (%v)", err)
+		})
+		for name, h := range hosts {
+			if ref := consumerOf(t, h); ref != nil {
+				t.Errorf("%s still claimed by %v", name, ref)
+			}
+		}
+		if consumerOf(t, elsewhere) == nil {
+			t.Errorf("node-6, claimed by another consumer, was released")
+		}
+	})
+}

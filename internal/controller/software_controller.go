@@ -1,0 +1,232 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+)
+
+// SoftwareReconciler runs a Software generation on its cluster's nodes once the cluster is
+// Ready, and again for nodes that join later or whose package list changed.
+type SoftwareReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+	// Options are the compiler's options for this site; the node limit is set per run.
+	Options compile.Options
+}
+
+// +kubebuilder:rbac:groups=bpa.akraino.org,resources=softwares,verbs=get;list;watch
+// +kubebuilder:rbac:groups=bpa.akraino.org,resources=softwares/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings,verbs=get;list;watch
+
+type softwareScope struct {
+	sw        *bpav1.Software
+	workflows []wfv1.Workflow
+	cluster   *bpav1.Provisioning
+	summary   summary
+}
+
+// Reconcile follows a running Workflow, else waits for the cluster, else starts the run the
+// nodes need.
+func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	defer observeDuration(bpav1.WorkflowKindSoftware, time.Now())
+	sw := &bpav1.Software{}
+	if err := r.Get(ctx, req.NamespacedName, sw); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !sw.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // its Workflows are owned by it: the garbage collector has them
+	}
+	before := sw.DeepCopy()
+	s := &softwareScope{sw: sw}
+	defer func() {
+		setConditions(&sw.Status.Conditions, sw.Generation, s.summary)
+		if sw.Status.Phase != before.Status.Phase && sw.Status.Phase != "" {
+			phaseTransitions.WithLabelValues(bpav1.WorkflowKindSoftware, string(sw.Status.Phase)).Inc()
+		}
+		emitReadyChange(r.Recorder, sw, before.Status.Conditions, sw.Status.Conditions, s.summary)
+		if !equality.Semantic.DeepEqual(before.Status, sw.Status) {
+			if err := r.Status().Patch(ctx, sw, client.MergeFrom(before)); err != nil {
+				retErr = errors.Join(retErr, fmt.Errorf("patching the status: %w", client.IgnoreNotFound(err)))
+			}
+		}
+	}()
+
+	for _, step := range []func(context.Context, *softwareScope) (bool, error){
+		r.listWorkflows, r.followUnfinished, r.observeLatest, r.findCluster, r.ensureRun,
+	} {
+		done, err := step(ctx, s)
+		if err != nil || done {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *SoftwareReconciler) listWorkflows(ctx context.Context, s *softwareScope) (bool, error) {
+	wfs, err := ownedWorkflows(ctx, r.Client, bpav1.WorkflowKindSoftware, s.sw)
+	if err != nil {
+		s.summary = summary{reconciling, "ListFailed", "cannot list Workflows; retrying"}
+	}
+	s.workflows = wfs
+	return false, err
+}
+
+// followUnfinished mirrors a running Workflow of this generation, or waits for one of an
+// older generation to end before deciding anything.
+func (r *SoftwareReconciler) followUnfinished(_ context.Context, s *softwareScope) (bool, error) {
+	busy := unfinished(s.workflows)
+	if busy == nil {
+		return false, nil
+	}
+	if current := ofRun(s.workflows, compile.Generation(&s.sw.ObjectMeta), ""); unfinished(current) != nil {
+		wf := mirror.Newest([]wfv1.Workflow{*unfinished(current)})
+		o := mirror.Observe(wf)
+		applySoftwareObservation(s.sw, o)
+		s.summary = summaryOf(o.Phase, o.Name, o.Message)
+		return true, nil
+	}
+	resetWorkflowStatus(&s.sw.Status.WorkflowStatus, s.sw.Generation)
+	s.summary = summary{reconciling, bpav1.ReasonWaitingForWorkflow,
+		fmt.Sprintf("waiting for Workflow %s of generation %s to finish", busy.Name, busy.Labels[bpav1.WorkflowGenerationLabel])}
+	return true, nil
+}
+
+// observeLatest mirrors the newest finished Workflow of this generation; a failed one stalls
+// the Software until it is retried, resubmitted or the spec changes.
+func (r *SoftwareReconciler) observeLatest(_ context.Context, s *softwareScope) (bool, error) {
+	wf := mirror.Newest(ofRun(s.workflows, compile.Generation(&s.sw.ObjectMeta), ""))
+	if wf == nil {
+		return false, nil
+	}
+	o := mirror.Observe(wf)
+	applySoftwareObservation(s.sw, o)
+	if o.Phase != bpav1.PhaseSucceeded {
+		s.summary = summaryOf(o.Phase, o.Name, o.Message)
+		return true, nil
+	}
+	return false, nil
+}
+
+// findCluster finds the cluster's Provisioning and waits until it is Ready.
+func (r *SoftwareReconciler) findCluster(ctx context.Context, s *softwareScope) (bool, error) {
+	cluster := s.sw.Labels[bpav1.ClusterLabel]
+	var list bpav1.ProvisioningList
+	if err := r.List(ctx, &list, client.InNamespace(s.sw.Namespace), client.MatchingLabels{bpav1.ClusterLabel: cluster}); err != nil {
+		s.summary = summary{reconciling, "ListFailed", "cannot list Provisionings; retrying"}
+		return true, err
+	}
+	switch len(list.Items) {
+	case 0:
+		s.summary = summary{reconciling, bpav1.ReasonWaitingForCluster,
+			fmt.Sprintf("waiting for a Provisioning labelled %s=%s in namespace %s", bpav1.ClusterLabel, cluster, s.sw.Namespace)}
+		return true, nil
+	case 1:
+	default:
+		s.summary = summary{stalled, bpav1.ReasonWaitingForCluster,
+			fmt.Sprintf("%d Provisionings are labelled %s=%s in namespace %s; a cluster has one", len(list.Items), bpav1.ClusterLabel, cluster, s.sw.Namespace)}
+		return true, nil
+	}
+	s.cluster = &list.Items[0]
+	if !isReady(s.cluster.Status.Conditions, s.cluster.Generation) {
+		s.summary = summary{reconciling, bpav1.ReasonWaitingForCluster,
+			fmt.Sprintf("waiting for Provisioning %s of cluster %s to be Ready", s.cluster.Name, cluster)}
+		return true, nil
+	}
+	return false, nil
+}
+
+// ensureRun starts a run for the nodes that need one (all of them, new ones, or those whose
+// role's packages changed); with none, the Software is Ready.
+func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (bool, error) {
+	sw := s.sw
+	nodes := clusterNodes(s.cluster)
+	pruneReports(sw, nodes)
+	need, all := day2.SoftwareNodes(sw, nodes)
+	if len(need) == 0 {
+		if sw.Status.ObservedGeneration != sw.Generation {
+			resetWorkflowStatus(&sw.Status.WorkflowStatus, sw.Generation)
+		}
+		s.summary = summary{ready, bpav1.ReasonUpToDate, fmt.Sprintf("packages installed on all %d nodes", len(nodes))}
+		return true, nil
+	}
+	opts := r.Options
+	if !all {
+		opts.SoftwareNodes = need
+	}
+	scope := compile.Scope(opts.SoftwareNodes)
+	if ran := mirror.Newest(ofRun(s.workflows, compile.Generation(&sw.ObjectMeta), scope)); ran != nil {
+		// That run succeeded (a failed one stalled earlier) yet left nodes without a report:
+		// running it again would not tell more.
+		s.summary = summary{stalled, bpav1.ReasonWorkflowFailed, fmt.Sprintf(
+			"Workflow %s succeeded without a report for nodes %v; resubmit it once the reports can be read", ran.Name, need)}
+		return true, nil
+	}
+	wf, err := compile.Software(sw, opts)
+	if err != nil {
+		compileErrors.WithLabelValues(bpav1.WorkflowKindSoftware).Inc()
+		resetWorkflowStatus(&sw.Status.WorkflowStatus, sw.Generation)
+		sw.Status.Message = err.Error()
+		s.summary = summary{stalled, bpav1.ReasonInvalidSpec, err.Error()}
+		return true, nil
+	}
+	created, err := createWorkflow(ctx, r.Client, wf)
+	if err != nil {
+		s.summary = summary{reconciling, "CreateFailed", "cannot create the Workflow; retrying"}
+		return true, err
+	}
+	if created {
+		workflowsCreated.WithLabelValues(bpav1.WorkflowKindSoftware).Inc()
+		r.Recorder.Eventf(sw, corev1.EventTypeNormal, bpav1.ReasonWorkflowCreated, "Created Workflow %s for nodes %v", wf.Name, need)
+	}
+	resetWorkflowStatus(&sw.Status.WorkflowStatus, sw.Generation)
+	sw.Status.WorkflowName = wf.Name
+	sw.Status.Phase = bpav1.PhasePending
+	s.summary = summary{reconciling, bpav1.ReasonWorkflowCreated, "Workflow " + wf.Name + " created"}
+	return true, nil
+}
+
+// SetupWithManager watches Software, the Workflows they own, and Provisionings (a cluster
+// becoming Ready, or gaining nodes, starts a run).
+func (r *SoftwareReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&bpav1.Software{}, builder.WithPredicates(specOrLifecycleChanged())).
+		Owns(&wfv1.Workflow{}).
+		Watches(&bpav1.Provisioning{}, handler.EnqueueRequestsFromMapFunc(r.softwareOfCluster)).
+		Named("software").
+		Complete(r)
+}
+
+func (r *SoftwareReconciler) softwareOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	cluster, ok := obj.GetLabels()[bpav1.ClusterLabel]
+	if !ok {
+		return nil
+	}
+	var list bpav1.SoftwareList
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{bpav1.ClusterLabel: cluster}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Cannot list the Software of a cluster", "cluster", cluster)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, sw := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: sw.Namespace, Name: sw.Name}})
+	}
+	return reqs
+}

@@ -1,0 +1,165 @@
+// Package day2 decides what a new CR generation changes on a running cluster: which kubespray
+// mode a Provisioning generation needs (create, scale the added workers, remove the removed
+// ones) and which nodes a Software generation must run on. It is pure: CRs in, a plan out.
+package day2
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+)
+
+// UnsupportedError is a change one kubespray run cannot apply. The CR is Stalled with its
+// message until the spec changes again.
+type UnsupportedError struct{ Reason string }
+
+func (e *UnsupportedError) Error() string { return e.Reason }
+
+// Record is what the status keeps of a generation once its Workflow has succeeded: the cluster
+// as it now is.
+func Record(p *bpav1.Provisioning) *bpav1.ProvisionedNodes {
+	rec := &bpav1.ProvisionedNodes{Generation: p.Generation, Digest: clusterDigest(&p.Spec)}
+	for _, label := range slices.Sorted(maps.Keys(workers(&p.Spec))) {
+		rec.Workers = append(rec.Workers, bpav1.ProvisionedEntry{Label: label, Digest: workers(&p.Spec)[label]})
+	}
+	return rec
+}
+
+// KubesprayPlan chooses this generation's kubespray run by comparing the spec with the cluster
+// as the last successful Workflow left it:
+//   - nothing provisioned yet, or anything but the workers changed: cluster.yml;
+//   - only workers added: scale.yml limited to them;
+//   - only workers removed: remove-node.yml for them;
+//   - workers both added and removed (or one changed in place): refused, because kubespray
+//     cannot do both in one run; the message says how to split the change.
+func KubesprayPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
+	rec := p.Status.Provisioned
+	if rec == nil {
+		return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
+	}
+	want := workers(&p.Spec)
+	had := map[string]string{}
+	for _, w := range rec.Workers {
+		had[w.Label] = w.Digest
+	}
+	var added, removed, changed []string
+	for label, digest := range want {
+		switch old, ok := had[label]; {
+		case !ok:
+			added = append(added, label)
+		case old != digest:
+			changed = append(changed, label)
+		}
+	}
+	for label := range had {
+		if _, ok := want[label]; !ok {
+			removed = append(removed, label)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	slices.Sort(changed)
+
+	if len(changed) > 0 {
+		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+			"workers %s changed their requirements in place: remove them in one generation and add them back in the next", strings.Join(changed, ", "))}
+	}
+	// Going from no workers (the masters are the workers) to some, or back, regroups every
+	// node: that is a cluster.yml run, and it cannot remove nodes.
+	regroup := (len(had) == 0) != (len(want) == 0)
+	if rec.Digest != clusterDigest(&p.Spec) || regroup {
+		if len(removed) > 0 {
+			return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+				"workers %s removed together with a change that needs kubespray's cluster.yml: remove them in one generation and make the other change in the next", strings.Join(removed, ", "))}
+		}
+		return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
+	}
+	switch {
+	case len(added) > 0 && len(removed) > 0:
+		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+			"workers %s added and %s removed in one generation: remove them in one generation and add the others in the next", strings.Join(added, ", "), strings.Join(removed, ", "))}
+	case len(added) > 0:
+		return runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: added}, nil
+	case len(removed) > 0:
+		return runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: removed}, nil
+	}
+	// Nothing changed that kubespray sees (a new generation with the same nodes): cluster.yml
+	// is idempotent and converges whatever drifted.
+	return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
+}
+
+// workers maps each workers entry's label to the digest of its requirements.
+func workers(spec *bpav1.ProvisioningSpec) map[string]string {
+	out := map[string]string{}
+	for _, entry := range spec.Workers {
+		for label, req := range entry {
+			out[label] = digest(req)
+		}
+	}
+	return out
+}
+
+// clusterDigest is the digest of everything in the spec but the workers.
+func clusterDigest(spec *bpav1.ProvisioningSpec) string {
+	rest := spec.DeepCopy()
+	rest.Workers = nil
+	return digest(rest)
+}
+
+// digest is a short, stable hash of a value's JSON (struct fields in declaration order, map
+// keys sorted, quantities canonical).
+func digest(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		// Only API types reach here, and they always marshal.
+		panic(fmt.Sprintf("day2: digest of %T: %v", v, err))
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Node is a cluster node as the Provisioning's status lists it.
+type Node struct {
+	Name string
+	Role string
+}
+
+// PackagesDigest is the digest of the packages a node of this role gets: the masters', the
+// workers', or both for a node with both roles.
+func PackagesDigest(spec *bpav1.SoftwareSpec, role string) string {
+	var pkgs []string
+	for _, r := range strings.Split(role, ",") {
+		list := spec.WorkerSoftware
+		if r == bpav1.RoleMaster {
+			list = spec.MasterSoftware
+		}
+		for _, p := range list {
+			pkgs = append(pkgs, r+":"+p.Name+"="+p.Version)
+		}
+	}
+	return digest(pkgs)
+}
+
+// SoftwareNodes says which nodes need a Software run: those whose last successful install
+// (in the status reports) had another package list than the spec now gives their role. all
+// is true when that is every node, so the run needs no node limit.
+func SoftwareNodes(sw *bpav1.Software, nodes []Node) (need []string, all bool) {
+	done := map[string]string{}
+	for _, r := range sw.Status.Nodes {
+		done[r.Node] = r.Digest
+	}
+	for _, n := range nodes {
+		if done[n.Name] != PackagesDigest(&sw.Spec, n.Role) {
+			need = append(need, n.Name)
+		}
+	}
+	slices.Sort(need)
+	return need, len(need) == len(nodes) && len(nodes) > 0
+}

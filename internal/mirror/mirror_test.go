@@ -1,0 +1,204 @@
+package mirror_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v3/util/file"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func pod(id, template string, phase wfv1.NodePhase, at int, outputs map[string]string) wfv1.NodeStatus {
+	n := wfv1.NodeStatus{ID: id, Type: wfv1.NodeTypePod, TemplateName: template, DisplayName: template + "(0)", Phase: phase,
+		StartedAt: metav1.NewTime(t0.Add(time.Duration(at-1) * time.Second)), FinishedAt: metav1.NewTime(t0.Add(time.Duration(at) * time.Second))}
+	for k, v := range outputs {
+		if n.Outputs == nil {
+			n.Outputs = &wfv1.Outputs{}
+		}
+		n.Outputs.Parameters = append(n.Outputs.Parameters, wfv1.Parameter{Name: k, Value: wfv1.AnyStringPtr(v)})
+	}
+	return n
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func workflow(phase wfv1.WorkflowPhase, nodes ...wfv1.NodeStatus) *wfv1.Workflow {
+	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "prov-x-1"}, Status: wfv1.WorkflowStatus{Phase: phase, Progress: "2/6", Nodes: wfv1.Nodes{}}}
+	for _, n := range nodes {
+		wf.Status.Nodes[n.ID] = n
+	}
+	return wf
+}
+
+func TestObserve(t *testing.T) {
+	placed := []placement.Placement{
+		{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2"},
+		{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2"},
+	}
+	withIPs := []placement.Placement{placed[0], placed[1]}
+	withIPs[0].IP, withIPs[1].IP = "10.0.0.3", "10.0.0.1"
+	hosts := map[string]string{"hosts": mustJSON(t, placed)}
+	hostsIP := map[string]string{"hosts": mustJSON(t, withIPs)}
+
+	failedLeases := pod("b", "resolve-leases", wfv1.NodeFailed, 2, nil)
+	failedLeases.Message = "host worker-1 has no lease"
+	olderFailure := pod("a", "discover-hosts", wfv1.NodeFailed, 1, nil)
+	olderFailure.Message = "host not provisioned yet"
+	plugin := pod("p", "", wfv1.NodeError, 3, nil)
+	plugin.TemplateRef = &wfv1.TemplateRef{Name: "bpa-plugin-multus", Template: "install"}
+	plugin.Message = "kubectl apply: connection refused"
+
+	cases := []struct {
+		name, reason string
+		wf           *wfv1.Workflow
+		want         mirror.Observation
+	}{{
+		name:   "not picked up",
+		reason: "a Workflow Argo has not seen has no phase: Pending",
+		wf:     workflow(""),
+		want:   mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhasePending, Progress: "2/6"},
+	}, {
+		name:   "running with discover-hosts done",
+		reason: "hosts come from discover-hosts until resolve-leases has run, sorted by label",
+		wf:     workflow(wfv1.WorkflowRunning, pod("a", "discover-hosts", wfv1.NodeSucceeded, 1, hosts)),
+		want: mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseRunning, Progress: "2/6", Hosts: []bpav1.HostStatus{
+			{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2"},
+			{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2"},
+		}},
+	}, {
+		name:   "resolve-leases wins",
+		reason: "resolve-leases' output carries the IPs",
+		wf: workflow(wfv1.WorkflowSucceeded, pod("a", "discover-hosts", wfv1.NodeSucceeded, 1, hosts),
+			pod("b", "resolve-leases", wfv1.NodeSucceeded, 2, hostsIP), pod("c", "fetch-kubeconfig", wfv1.NodeSucceeded, 3, nil)),
+		want: mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseSucceeded, Progress: "2/6", KubeconfigWritten: true, Hosts: []bpav1.HostStatus{
+			{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2", IP: "10.0.0.1"},
+			{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2", IP: "10.0.0.3"},
+		}},
+	}, {
+		name:   "failed: the newest failed step",
+		reason: "an earlier retried failure is not the cause; the last one is",
+		wf:     workflow(wfv1.WorkflowFailed, olderFailure, failedLeases),
+		want:   mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseFailed, Progress: "2/6", Message: "step resolve-leases failed: host worker-1 has no lease"},
+	}, {
+		name:   "error in a plugin",
+		reason: "a templateRef step is named by its WorkflowTemplate",
+		wf:     workflow(wfv1.WorkflowError, plugin),
+		want:   mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseError, Progress: "2/6", Message: "step bpa-plugin-multus failed: kubectl apply: connection refused"},
+	}, {
+		name:   "offloaded",
+		reason: "phase and progress are still mirrored when the nodes are in Argo's database",
+		wf: func() *wfv1.Workflow {
+			wf := workflow(wfv1.WorkflowRunning)
+			wf.Status.Nodes = nil
+			wf.Status.OffloadNodeStatusVersion = "fnv:123"
+			return wf
+		}(),
+		want: mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseRunning, Progress: "2/6",
+			NodesUnavailable: "the Workflow's node status is offloaded to Argo's database; hosts and reports are not mirrored"},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mirror.Observe(tc.wf)
+			got.StartedAt, got.FinishedAt = nil, nil
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.reason, d)
+			}
+		})
+	}
+}
+
+func TestObserveCompressedNodes(t *testing.T) {
+	placed := []placement.Placement{{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2"}}
+	nodes := wfv1.Nodes{"a": pod("a", "discover-hosts", wfv1.NodeSucceeded, 1, map[string]string{"hosts": mustJSON(t, placed)})}
+	wf := workflow(wfv1.WorkflowRunning)
+	wf.Status.Nodes = nil
+	// Compressed as Argo's own workflow-controller compresses large Workflows.
+	wf.Status.CompressedNodes = file.CompressEncodeString(mustJSON(t, nodes))
+	got := mirror.Observe(wf)
+	if len(got.Hosts) != 1 || got.Hosts[0].BareMetalHost != "m/node-1" || got.NodesUnavailable != "" {
+		t.Errorf("hosts from compressed nodes = %+v (%s)", got.Hosts, got.NodesUnavailable)
+	}
+
+	wf.Status.CompressedNodes = "not base64 at all!"
+	got = mirror.Observe(wf)
+	if got.Phase != bpav1.PhaseRunning || !strings.Contains(got.NodesUnavailable, "compressed node status cannot be read") {
+		t.Errorf("undecodable nodes: phase %s, %q; want Running and a reason", got.Phase, got.NodesUnavailable)
+	}
+}
+
+func TestObserveReports(t *testing.T) {
+	report := func(node string, changed ...string) map[string]string {
+		return map[string]string{"report": mustJSON(t, installsoftware.Report{Node: node, Role: "worker", Changed: changed})}
+	}
+	wf := workflow(wfv1.WorkflowSucceeded,
+		pod("w1-try0", "install-software", wfv1.NodeFailed, 1, report("worker-1", "first")),
+		pod("w1-try1", "install-software", wfv1.NodeSucceeded, 2, report("worker-1", "second")),
+		pod("w0", "install-software", wfv1.NodeSucceeded, 1, report("worker-0", "curl=1")),
+		pod("bad", "install-software", wfv1.NodeSucceeded, 1, map[string]string{"report": "{not json"}),
+	)
+	got := mirror.Observe(wf).Reports
+	want := []installsoftware.Report{
+		{Node: "worker-0", Role: "worker", Changed: []string{"curl=1"}},
+		{Node: "worker-1", Role: "worker", Changed: []string{"second"}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the newest attempt per node, sorted, unreadable ones left out (-want +got):\n%s", d)
+	}
+}
+
+func TestObserveTruncatesLongMessages(t *testing.T) {
+	n := pod("a", "run-kubespray", wfv1.NodeFailed, 1, nil)
+	n.Message = strings.Repeat("é", mirror.MaxMessageLength)
+	got := mirror.Observe(workflow(wfv1.WorkflowFailed, n)).Message
+	if len(got) > mirror.MaxMessageLength || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, "step run-kubespray failed: é") {
+		t.Errorf("message of %d bytes: %.60q…", len(got), got)
+	}
+}
+
+func TestNewest(t *testing.T) {
+	at := func(name string, sec int, resubmitted bool) wfv1.Workflow {
+		wf := wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(time.Duration(sec) * time.Second)), Labels: map[string]string{}}}
+		if resubmitted {
+			wf.Labels[bpav1.ResubmittedFromLabel] = "x"
+		}
+		return wf
+	}
+	cases := []struct {
+		name string
+		wfs  []wfv1.Workflow
+		want string
+	}{
+		{"none", nil, ""},
+		{"the later creation", []wfv1.Workflow{at("b", 2, false), at("a", 1, false)}, "b"},
+		{"resubmitted in the same second", []wfv1.Workflow{at("z", 1, false), at("a", 1, true)}, "a"},
+		{"then by name", []wfv1.Workflow{at("a", 1, true), at("b", 1, true)}, "b"},
+	}
+	for _, tc := range cases {
+		got := mirror.Newest(tc.wfs)
+		name := ""
+		if got != nil {
+			name = got.Name
+		}
+		if name != tc.want {
+			t.Errorf("%s: Newest = %q, want %q", tc.name, name, tc.want)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+// Package testenv starts a real kube-apiserver and etcd (controller-runtime's envtest) with
+// every CRD the product meets installed: ours, metal3's BareMetalHost and Argo's. The binaries
+// come from hack/control-plane.sh (built from the Go module proxy, linked into bin/k8s).
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
+)
+
+// Env is a running control plane.
+type Env struct {
+	*envtest.Environment
+	Config *rest.Config
+	Client client.Client
+}
+
+// RepoRoot is the repository's top directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Start starts the control plane. It fails, saying what to run, when the binaries are not
+// built: the suites that need it never pass by skipping.
+func Start() (*Env, error) {
+	root := RepoRoot()
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join(root, "bin", "k8s")
+	}
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(assets, b)); err != nil {
+			return nil, fmt.Errorf("the local control plane is not built (%s missing in %s): run `make test-deps` or hack/control-plane.sh", b, assets)
+		}
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths: []string{
+			filepath.Join(root, "config", "crd", "bases"),
+			filepath.Join(root, "config", "thirdparty", "metal3"),
+			filepath.Join(root, "config", "thirdparty", "argo"),
+		},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme.New(),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		// envtest leaves etcd and kube-apiserver running when Start fails half-way (a bad
+		// CRD, say): stop them here, or machines fill with orphans.
+		return nil, errors.Join(fmt.Errorf("starting the control plane: %w", err), env.Stop())
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	return &Env{Environment: env, Config: cfg, Client: c}, nil
+}
