@@ -64,8 +64,26 @@ build: ## Build the binary into bin/.
 	go build -o $(BIN) ./cmd/bpa-workflow-controller
 
 .PHONY: demo
-demo: build ## Plan and compile the sample CRs against the sample site.
+demo: build ## The controller on a local control plane: samples applied, Workflows compiled, their status mirrored.
 	hack/demo.sh
+
+##@ Local control plane
+
+.PHONY: control-plane
+control-plane: ## Build etcd, kube-apiserver and kubectl from Go modules (cached by version) into bin/k8s.
+	hack/control-plane.sh
+
+.PHONY: dev-up
+dev-up: ## Start etcd and kube-apiserver on 127.0.0.1 (data in bin/dev, kubeconfig bin/dev/kubeconfig).
+	hack/dev.sh up
+
+.PHONY: dev-down
+dev-down: ## Stop them.
+	hack/dev.sh down
+
+.PHONY: install-crds
+install-crds: ## Install our CRDs and policy, metal3's BareMetalHost CRD and Argo's CRDs where KUBECONFIG points.
+	hack/dev.sh install-crds
 
 .PHONY: help
 help: ## Show the targets.

@@ -10,6 +10,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -242,6 +243,46 @@ func TestProvisioningRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "spec.masters[0].master.mac-address") {
 			t.Fatalf("create: %v, want a refusal naming spec.masters[0].master.mac-address", err)
 		}
+	})
+
+	t.Run("the API server refuses a missing or malformed cluster label", func(t *testing.T) {
+		for _, tc := range []struct{ label, want string }{
+			{"", "metadata.labels.cluster: Required value"},
+			{"Cluster_ABC", `metadata.labels.cluster: Invalid value: "Cluster_ABC"`},
+			{strings.Repeat("c", bpav1.MaxClusterNameLength+1), "a DNS-1123 label of at most 40 characters"},
+		} {
+			p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+			p.Name = "label-" + fmt.Sprint(len(tc.label))
+			delete(p.Labels, bpav1.ClusterLabel)
+			if tc.label != "" {
+				p.Labels[bpav1.ClusterLabel] = tc.label
+			}
+			// The policy takes effect once the API server has loaded it: wait for the first
+			// refusal, then expect the message.
+			var err error
+			eventually(t, "the policy refuses "+tc.label, func() error {
+				err = env.Client.Create(ctx(), p.DeepCopy())
+				if err == nil {
+					_ = env.Client.Delete(ctx(), p)
+					return fmt.Errorf("created")
+				}
+				if apierrors.IsAlreadyExists(err) {
+					return fmt.Errorf("the one created before the policy was loaded is still there")
+				}
+				return nil
+			})
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("label %q: %v, want %q", tc.label, err, tc.want)
+			}
+		}
+		sw := loadSoftware(t, ns)
+		delete(sw.Labels, bpav1.ClusterLabel)
+		if err := env.Client.Create(ctx(), sw); err == nil || !strings.Contains(err.Error(), "metadata.labels.cluster") {
+			t.Errorf("a Software without the label: %v", err)
+		}
+		ok := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+		ok.Name, ok.Labels[bpav1.ClusterLabel] = "label-ok", strings.Repeat("c", bpav1.MaxClusterNameLength)
+		create(t, ok)
 	})
 
 	t.Run("the compiler refuses an unknown plugin: Stalled, no Workflow", func(t *testing.T) {

@@ -4,11 +4,15 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sigs.k8s.io/yaml"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,5 +67,30 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
+	// The admission policies are part of the API, as on a real install.
+	if err := Apply(context.Background(), c, filepath.Join(root, "config", "policy", "cluster-label.yaml")); err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
 	return &Env{Environment: env, Config: cfg, Client: c}, nil
+}
+
+// Apply creates every object of a multi-document YAML file.
+func Apply(ctx context.Context, c client.Client, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		if err := c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("%s: creating %s %s: %w", path, obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
 }
