@@ -12,6 +12,8 @@ const (
 	KubeconfigSecretSuffix = "-kubeconfig"
 	// KubeconfigSecretKey is the key Cluster API uses for a kubeconfig.
 	KubeconfigSecretKey = "value"
+	// KnownHostsSecretSuffix: the SSH steps pin the nodes' host keys in "<cluster>-known-hosts".
+	KnownHostsSecretSuffix = "-known-hosts"
 	// HostsConfigMapSuffix: fetch-kubeconfig stores "<cluster>-hosts" (label → IP, role).
 	HostsConfigMapSuffix = "-hosts"
 )

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,16 +188,31 @@ func TestStepsOnFiles(t *testing.T) {
 	}
 }
 
-// TestUnbuiltPartsSaySo: what arrives with later work fails, saying it is not built yet.
-func TestUnbuiltPartsSaySo(t *testing.T) {
+// TestInClusterStepsNameTheirCR: a step without the flags naming its CR fails saying which.
+func TestInClusterStepsNameTheirCR(t *testing.T) {
 	for _, args := range [][]string{
-		{"step", "discover-hosts", "--namespace=default", "--name=p", "--uid=u", "--generation=1", "--output=/tmp/x"},
-		{"step", "fetch-kubeconfig", "--namespace=default"},
+		{"step", "discover-hosts", "--output=/tmp/x"},
+		{"step", "fetch-kubeconfig", "--namespace=default", "--hosts=/tmp/x"},
+		{"step", "resolve-cluster-hosts", "--name=s"},
 		{"step", "install-software", "--node=n"},
 	} {
 		code, stdout, stderr := run(args...)
-		if code == 0 || stdout != "" || !strings.Contains(stderr, "not built yet") {
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "--namespace, --name, --uid and --generation name the CR") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}
+	}
+}
+
+// TestRetryableExit: a failure waiting can cure exits 75, which the compiled retryStrategy
+// retries; others exit 1 and are final.
+func TestRetryableExit(t *testing.T) {
+	dir := t.TempDir()
+	hosts := filepath.Join(dir, "hosts.json")
+	if err := os.WriteFile(hosts, []byte(`[{"name":"worker-9","role":"worker","bareMetalHost":"metal3/node-9","mac":"00:00:00:00:00:99"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run("step", "resolve-leases", "--hosts="+hosts, "--leases="+testutil.Fixture(t, "sample-site-dhcpd.leases"))
+	if code != steps.ExitRetryable || !strings.Contains(stderr, "worker-9") {
+		t.Errorf("a host without a lease: exit %d, stderr %q; want %d naming it", code, stderr, steps.ExitRetryable)
 	}
 }

@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"io"
 	"os"
 	"os/signal"
@@ -50,6 +51,9 @@ func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "bpa-workflow-controller: %s\n", OneLine(err))
+		if steps.IsRetryable(err) {
+			return steps.ExitRetryable
+		}
 		return 1
 	}
 	return 0

@@ -1,12 +1,22 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,8 +44,19 @@ func (f *crFlags) add(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&f.generation, "generation", 0, "generation the Workflow was compiled from (in cluster)")
 }
 
-func notBuiltYet(step string) error {
-	return fmt.Errorf("step %s: reading its inputs from the cluster is not built yet; give them as files (see --help)", step)
+func (f *crFlags) ref() (steprun.CRRef, error) {
+	ref := steprun.CRRef{Namespace: f.namespace, Name: f.name, UID: f.uid, Generation: f.generation}
+	return ref, ref.Validate()
+}
+
+// clusterClient is the client of a step running in a pod (or wherever KUBECONFIG points).
+func clusterClient() (client.Client, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding the cluster: %w", err)
+	}
+	cfg.UserAgent = "bpa-workflow-controller-step"
+	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }
 
 func newStepCommand() *cobra.Command {
@@ -43,10 +64,158 @@ func newStepCommand() *cobra.Command {
 		Use:   "step NAME",
 		Short: "Run one step of a compiled Workflow (what a workflow pod runs)",
 	}
-	cmd.AddCommand(newDiscoverHostsStep(), newResolveLeasesStep(), newRenderInventoryStep())
-	for _, name := range []string{fetchkubeconfig.Name, resolveclusterhosts.Name, installsoftware.Name} {
-		cmd.AddCommand(newUnbuiltStep(name))
+	cmd.AddCommand(newDiscoverHostsStep(), newResolveLeasesStep(), newRenderInventoryStep(),
+		newFetchKubeconfigStep(), newResolveClusterHostsStep(), newInstallSoftwareStep())
+	return cmd
+}
+
+// sshFlags are the flags of the steps that log in to nodes.
+type sshFlags struct {
+	keyFile string
+	port    int
+	timeout time.Duration
+}
+
+func (f *sshFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.keyFile, "ssh-key", steps.SSHKeyPath, "the SSH private key (the mounted Secret)")
+	cmd.Flags().IntVar(&f.port, "ssh-port", 22, "sshd's port on the nodes")
+	cmd.Flags().DurationVar(&f.timeout, "ssh-timeout", 20*time.Second, "bound on connecting and the SSH handshake")
+}
+
+func (f *sshFlags) options() steprun.SSHOptions {
+	return steprun.SSHOptions{KeyFile: f.keyFile, Port: f.port, Timeout: f.timeout}
+}
+
+func newFetchKubeconfigStep() *cobra.Command {
+	var cr crFlags
+	var ssh sshFlags
+	var cluster, hostsFile, adminConf string
+	cmd := &cobra.Command{
+		Use:   fetchkubeconfig.Name + " --namespace NS --name N --uid U --generation G --cluster C --hosts FILE",
+		Short: "Over SSH, read the first master's admin.conf into Secret <cluster>-kubeconfig; write ConfigMap <cluster>-hosts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ref, err := cr.ref()
+			if err != nil {
+				return err
+			}
+			if !adminConfPath.MatchString(adminConf) {
+				return fmt.Errorf("--admin-conf %q is not an absolute path", adminConf)
+			}
+			placed, err := readPlacements(hostsFile)
+			if err != nil {
+				return err
+			}
+			c, err := clusterClient()
+			if err != nil {
+				return err
+			}
+			if err := checkCluster(cmd.Context(), c, ref, cluster); err != nil {
+				return err
+			}
+			return steprun.FetchKubeconfig(cmd.Context(), c, ref, placed, adminConf, ssh.options())
+		},
 	}
+	cr.add(cmd)
+	ssh.add(cmd)
+	cmd.Flags().StringVar(&cluster, "cluster", "", "the cluster the Workflow was compiled for (checked against the CR's label)")
+	cmd.Flags().StringVar(&hostsFile, "hosts", "", "addressed hosts, as resolve-leases wrote them (required)")
+	cmd.Flags().StringVar(&adminConf, "admin-conf", steprun.DefaultAdminConf, "admin kubeconfig on the master")
+	_ = cmd.MarkFlagRequired("hosts")
+	return cmd
+}
+
+var adminConfPath = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
+
+// checkCluster fails when the Workflow's cluster parameter is not the CR's label any more.
+func checkCluster(ctx context.Context, c client.Reader, ref steprun.CRRef, cluster string) error {
+	if cluster == "" {
+		return nil
+	}
+	p := &bpav1.Provisioning{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, p); err != nil {
+		return nil // the step reads the CR again and says what is wrong
+	}
+	if got := p.Labels[bpav1.ClusterLabel]; got != cluster {
+		return fmt.Errorf("Provisioning %s/%s now belongs to cluster %q; this Workflow was compiled for %q", ref.Namespace, ref.Name, got, cluster)
+	}
+	return nil
+}
+
+func newResolveClusterHostsStep() *cobra.Command {
+	var cr crFlags
+	var cluster, only, output string
+	cmd := &cobra.Command{
+		Use:   resolveclusterhosts.Name + " --namespace NS --name N --uid U --generation G --cluster C [--only a,b] --output FILE",
+		Short: "List the cluster's nodes (ConfigMap <cluster>-hosts) as the JSON the install fan-out iterates over",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ref, err := cr.ref()
+			if err != nil {
+				return err
+			}
+			c, err := clusterClient()
+			if err != nil {
+				return err
+			}
+			var names []string
+			if only != "" {
+				names = strings.Split(only, ",")
+			}
+			nodes, err := steprun.ResolveClusterHosts(cmd.Context(), c, ref, names)
+			if err != nil {
+				return err
+			}
+			return writeJSON(cmd.OutOrStdout(), output, nodes)
+		},
+	}
+	cr.add(cmd)
+	cmd.Flags().StringVar(&cluster, "cluster", "", "the cluster the Workflow was compiled for")
+	cmd.Flags().StringVar(&only, "only", "", "comma-separated nodes to list (day 2); default: all")
+	cmd.Flags().StringVar(&output, "output", "", "where to write the nodes (JSON; default stdout)")
+	return cmd
+}
+
+func newInstallSoftwareStep() *cobra.Command {
+	var cr crFlags
+	var ssh sshFlags
+	var node, role, address, output, admindir, installCommand string
+	cmd := &cobra.Command{
+		Use:   installsoftware.Name + " --namespace NS --name N --uid U --generation G --node N --role R --address IP --output FILE",
+		Short: "Over SSH, install or upgrade what differs from the Software on one node; write its report as JSON",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ref, err := cr.ref()
+			if err != nil {
+				return err
+			}
+			for flag, value := range map[string]string{"--dpkg-admindir": admindir, "--install-command": installCommand} {
+				if value != "" && !adminConfPath.MatchString(value) {
+					return fmt.Errorf("%s %q is not an absolute path", flag, value)
+				}
+			}
+			c, err := clusterClient()
+			if err != nil {
+				return err
+			}
+			report, runErr := steprun.InstallSoftware(cmd.Context(), c, ref, node, role, address, steprun.InstallOptions{
+				SSH: ssh.options(), DpkgAdminDir: admindir, InstallCommand: installCommand,
+			})
+			// The report is written even when the step fails: it says which packages and why.
+			if err := writeJSON(cmd.OutOrStdout(), output, report); err != nil {
+				return errors.Join(runErr, err)
+			}
+			return runErr
+		},
+	}
+	cr.add(cmd)
+	ssh.add(cmd)
+	cmd.Flags().StringVar(&node, "node", "", "the node's label")
+	cmd.Flags().StringVar(&role, "role", "", "the node's role: master, worker or master,worker")
+	cmd.Flags().StringVar(&address, "address", "", "the node's IP address")
+	cmd.Flags().StringVar(&output, "output", "", "where to write the report (JSON; default stdout)")
+	cmd.Flags().StringVar(&admindir, "dpkg-admindir", "", "dpkg database dpkg-query reads on the node (default: the node's own)")
+	cmd.Flags().StringVar(&installCommand, "install-command", "", "command on the node that installs name=version arguments (default: apt-get or dnf install)")
 	return cmd
 }
 
@@ -54,12 +223,24 @@ func newDiscoverHostsStep() *cobra.Command {
 	var cr crFlags
 	var crFile, hostsFile, output string
 	cmd := &cobra.Command{
-		Use:   discoverhosts.Name + " --cr FILE --hosts FILE --output FILE",
-		Short: "Place a Provisioning's entries on BareMetalHosts; write the placed hosts as JSON",
+		Use:   discoverhosts.Name + " (--namespace NS --name N --uid U --generation G | --cr FILE --hosts FILE) --output FILE",
+		Short: "Place a Provisioning's entries on BareMetalHosts (claiming them, in cluster); write the placed hosts as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if crFile == "" {
-				return notBuiltYet(discoverhosts.Name)
+				ref, err := cr.ref()
+				if err != nil {
+					return err
+				}
+				c, err := clusterClient()
+				if err != nil {
+					return err
+				}
+				placed, err := steprun.DiscoverHosts(cmd.Context(), c, ref)
+				if err != nil {
+					return err
+				}
+				return writeJSON(cmd.OutOrStdout(), output, placed)
 			}
 			p, err := manifest.Provisioning(crFile)
 			if err != nil {
@@ -72,7 +253,7 @@ func newDiscoverHostsStep() *cobra.Command {
 			placed, err := discoverhosts.Place(p, hosts)
 			if err != nil {
 				if placement.IsRetryable(err) {
-					return fmt.Errorf("retryable: %w", err)
+					return steps.Retryable(err)
 				}
 				return err
 			}
@@ -90,33 +271,38 @@ func newResolveLeasesStep() *cobra.Command {
 	var cr crFlags
 	var hostsFile, leaseFile, leaseFormat, bmhFile, output string
 	cmd := &cobra.Command{
-		Use:   resolveleases.Name + " --hosts FILE (--leases FILE | --bmh FILE) --output FILE",
-		Short: "Give every placed host the IP of its MAC, from a lease file or the BareMetalHosts' NICs",
+		Use:   resolveleases.Name + " --hosts FILE [--leases FILE | --bmh FILE] --output FILE",
+		Short: "Give every placed host the IP of its MAC, from a lease file or the BareMetalHosts' NICs (from the cluster without --bmh)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if leaseFile == "" && bmhFile == "" {
-				return notBuiltYet(resolveleases.Name)
-			}
 			placed, err := readPlacements(hostsFile)
 			if err != nil {
 				return err
 			}
-			var src leases.Source
-			if leaseFile != "" {
-				src, err = addressSource(leaseFile, leaseFormat, nil)
-			} else {
-				hosts, herr := manifest.BareMetalHosts(bmhFile)
-				if herr != nil {
-					return herr
+			if bmhFile == "" {
+				var c client.Client
+				if leaseFile == "" {
+					if c, err = clusterClient(); err != nil {
+						return err
+					}
 				}
-				src = leases.NewHostSource(hosts)
+				format, err := optionalFormat(leaseFormat)
+				if err != nil {
+					return err
+				}
+				addressed, err := steprun.ResolveLeases(cmd.Context(), c, placed, leaseFile, format)
+				if err != nil {
+					return err
+				}
+				return writeJSON(cmd.OutOrStdout(), output, addressed)
 			}
+			hosts, err := manifest.BareMetalHosts(bmhFile)
 			if err != nil {
 				return err
 			}
-			addressed, err := leases.Resolve(placed, src)
+			addressed, err := leases.Resolve(placed, leases.NewHostSource(hosts))
 			if err != nil {
-				return fmt.Errorf("retryable: %w", err)
+				return steps.Retryable(err)
 			}
 			return writeJSON(cmd.OutOrStdout(), output, addressed)
 		},
@@ -135,24 +321,35 @@ func newRenderInventoryStep() *cobra.Command {
 	var cr crFlags
 	var crFile, hostsFile, outputDir string
 	cmd := &cobra.Command{
-		Use:   renderinventory.Name + " --cr FILE --hosts FILE --output-dir DIR",
+		Use:   renderinventory.Name + " (--namespace NS --name N --uid U --generation G | --cr FILE) --hosts FILE --output-dir DIR",
 		Short: "Render kubespray's inventory and extra variables for the addressed hosts",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			if crFile == "" {
-				return notBuiltYet(renderinventory.Name)
-			}
-			p, err := manifest.Provisioning(crFile)
-			if err != nil {
-				return err
-			}
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			placed, err := readPlacements(hostsFile)
 			if err != nil {
 				return err
 			}
-			inventory, extraVars, err := renderinventory.Render(p, placed)
-			if err != nil {
-				return err
+			var inventory, extraVars []byte
+			if crFile == "" {
+				ref, err := cr.ref()
+				if err != nil {
+					return err
+				}
+				c, err := clusterClient()
+				if err != nil {
+					return err
+				}
+				if inventory, extraVars, err = steprun.RenderInventory(cmd.Context(), c, ref, placed); err != nil {
+					return err
+				}
+			} else {
+				p, err := manifest.Provisioning(crFile)
+				if err != nil {
+					return err
+				}
+				if inventory, extraVars, err = renderinventory.Render(p, placed); err != nil {
+					return err
+				}
 			}
 			if err := writeFileAtomic(filepath.Join(outputDir, renderinventory.InventoryFile), inventory); err != nil {
 				return err
@@ -168,16 +365,15 @@ func newRenderInventoryStep() *cobra.Command {
 	return cmd
 }
 
-// newUnbuiltStep accepts the compiled step's flags and fails saying the step is not built.
-func newUnbuiltStep(name string) *cobra.Command {
-	return &cobra.Command{
-		Use:                name,
-		Short:              "Not built yet: arrives with the steps' runtime",
-		DisableFlagParsing: true,
-		RunE: func(*cobra.Command, []string) error {
-			return fmt.Errorf("step %s is not built yet", name)
-		},
+func optionalFormat(format string) (leases.Format, error) {
+	if format == "" {
+		return "", nil
 	}
+	f, err := leases.ParseFormat(format)
+	if err != nil {
+		return "", fmt.Errorf("--lease-format: %w", err)
+	}
+	return f, nil
 }
 
 func readPlacements(path string) ([]placement.Placement, error) {

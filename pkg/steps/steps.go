@@ -5,6 +5,7 @@
 package steps
 
 import (
+	"errors"
 	"path"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -119,10 +120,14 @@ func InputFile(param, file string) wfv1.Artifact {
 // WaitForTheWorld is the retry policy of steps that wait for something outside the Workflow:
 // hosts still provisioning, a DHCP lease not yet taken, a node not yet answering SSH. It backs
 // off from 30 s to 10 min, for about an hour in all.
+//
+// Only retryable failures (ExitRetryable) and pods Argo lost are retried: a CR that moved on to
+// another generation fails at once.
 func WaitForTheWorld() *wfv1.RetryStrategy {
 	return &wfv1.RetryStrategy{
 		Limit:       ptr.To(intstr.FromInt32(10)),
 		RetryPolicy: wfv1.RetryPolicyAlways,
+		Expression:  retryExpression,
 		Backoff: &wfv1.Backoff{
 			Duration:    "30s",
 			Factor:      ptr.To(intstr.FromInt32(2)),
@@ -140,4 +145,32 @@ func RetryFlakes() *wfv1.RetryStrategy {
 		RetryPolicy: wfv1.RetryPolicyAlways,
 		Backoff:     &wfv1.Backoff{Duration: "1m"},
 	}
+}
+
+// ExitRetryable is the exit code of a step that failed for a reason waiting can cure (a host
+// still provisioning, a lease not yet taken, a node not answering SSH yet): EX_TEMPFAIL. Only
+// these failures, and pods Argo itself lost, are retried; any other failure is final at once.
+const ExitRetryable = 75
+
+// retryExpression is the Argo retry condition matching ExitRetryable.
+const retryExpression = "lastRetry.status == 'Error' || asInt(lastRetry.exitCode) == 75"
+
+// RetryableError marks a step failure that waiting can cure.
+type RetryableError struct{ Err error }
+
+func (e *RetryableError) Error() string { return "retryable: " + e.Err.Error() }
+func (e *RetryableError) Unwrap() error { return e.Err }
+
+// Retryable marks err as curable by waiting; nil stays nil.
+func Retryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &RetryableError{Err: err}
+}
+
+// IsRetryable reports whether err is marked retryable.
+func IsRetryable(err error) bool {
+	var r *RetryableError
+	return errors.As(err, &r)
 }

@@ -1,0 +1,222 @@
+// Package sshexec runs commands on a node over SSH (golang.org/x/crypto/ssh, never a shelled-out
+// ssh), with host keys pinned: the first contact records a node's key, and a changed key
+// fails the connection with a message saying so. Commands are built by Quote from validated
+// words only.
+package sshexec
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// HostKeyStore is where pinned host keys live (a Secret, in a step).
+type HostKeyStore interface {
+	// Lookup returns the pinned key of an address ("host:port"), if any.
+	Lookup(ctx context.Context, addr string) (ssh.PublicKey, bool, error)
+	// Pin records the key of an address seen for the first time.
+	Pin(ctx context.Context, addr string, key ssh.PublicKey) error
+}
+
+// HostKeyChangedError is a node presenting another key than the pinned one.
+type HostKeyChangedError struct {
+	Addr      string
+	Want, Got string // SHA256 fingerprints
+}
+
+func (e *HostKeyChangedError) Error() string {
+	return fmt.Sprintf("the host key of %s changed: pinned %s, presented %s; if the node was reinstalled, remove its pinned key to accept the new one", e.Addr, e.Want, e.Got)
+}
+
+// ExitError is a command that ran and exited non-zero.
+type ExitError struct {
+	Command string
+	Status  int
+	Stderr  string
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("%s exited %d", e.Command, e.Status)
+	if s := lastLine(e.Stderr); s != "" {
+		msg += ": " + s
+	}
+	return msg
+}
+
+// Config says how to reach nodes.
+type Config struct {
+	User   string
+	Signer ssh.Signer
+	Keys   HostKeyStore
+	// Timeout bounds the TCP connection and the SSH handshake.
+	Timeout time.Duration
+}
+
+// LoadSigner reads a private key file (the mounted Secret). Its content never appears in an
+// error.
+func LoadSigner(path string) (ssh.Signer, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the SSH key: %w", err)
+	}
+	signer, err := ssh.ParsePrivateKey(raw)
+	if err != nil {
+		var missing *ssh.PassphraseMissingError
+		if errors.As(err, &missing) {
+			return nil, fmt.Errorf("the SSH key in %s is protected by a passphrase; the Secret must hold an unencrypted key", path)
+		}
+		return nil, fmt.Errorf("the SSH key in %s cannot be parsed (want an OpenSSH or PEM private key)", path)
+	}
+	return signer, nil
+}
+
+// Client is one connection to a node.
+type Client struct {
+	addr   string
+	client *ssh.Client
+}
+
+// Dial connects to addr ("host:port"), checking its host key against the store and pinning it
+// on first contact (once authenticated).
+func Dial(ctx context.Context, cfg Config, addr string) (*Client, error) {
+	pinned, ok, err := cfg.Keys.Lookup(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var seen ssh.PublicKey
+	callback := func(_ string, _ net.Addr, key ssh.PublicKey) error {
+		mu.Lock()
+		seen = key
+		mu.Unlock()
+		if !ok {
+			return nil
+		}
+		if subtle.ConstantTimeCompare(pinned.Marshal(), key.Marshal()) != 1 || pinned.Type() != key.Type() {
+			return &HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)}
+		}
+		return nil
+	}
+	// Ask for the pinned key's algorithm, so a node with several keys presents that one.
+	var algorithms []string
+	if ok {
+		algorithms = algorithmsFor(pinned.Type())
+	}
+	clientCfg := &ssh.ClientConfig{
+		User:              cfg.User,
+		Auth:              []ssh.AuthMethod{ssh.PublicKeys(cfg.Signer)},
+		HostKeyCallback:   callback,
+		HostKeyAlgorithms: algorithms,
+		Timeout:           cfg.Timeout,
+	}
+	dialer := net.Dialer{Timeout: cfg.Timeout}
+	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
+	}
+	if cfg.Timeout > 0 {
+		_ = conn.SetDeadline(time.Now().Add(cfg.Timeout))
+	}
+	c, chans, reqs, err := ssh.NewClientConn(conn, addr, clientCfg)
+	if err != nil {
+		conn.Close()
+		var changed *HostKeyChangedError
+		if errors.As(err, &changed) {
+			return nil, changed
+		}
+		return nil, fmt.Errorf("SSH to %s as %s: %w", addr, cfg.User, err)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	client := &Client{addr: addr, client: ssh.NewClient(c, chans, reqs)}
+	if !ok && seen != nil {
+		if err := cfg.Keys.Pin(ctx, addr, seen); err != nil {
+			client.Close()
+			return nil, fmt.Errorf("pinning the host key of %s: %w", addr, err)
+		}
+	}
+	return client, nil
+}
+
+func algorithmsFor(keyType string) []string {
+	if keyType == ssh.KeyAlgoRSA {
+		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
+	}
+	return []string{keyType}
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.client.Close() }
+
+// Run runs a command (built with Quote) and returns its stdout; a non-zero exit is an
+// *ExitError carrying stderr. The context cancels it.
+func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err error) {
+	s, err := c.client.NewSession()
+	if err != nil {
+		return nil, fmt.Errorf("opening a session on %s: %w", c.addr, err)
+	}
+	defer s.Close()
+	var out, errb bytes.Buffer
+	s.Stdout, s.Stderr = &out, &errb
+	done := make(chan error, 1)
+	go func() { done <- s.Run(command) }()
+	select {
+	case <-ctx.Done():
+		_ = s.Signal(ssh.SIGKILL)
+		return nil, ctx.Err()
+	case err = <-done:
+	}
+	if err != nil {
+		var exit *ssh.ExitError
+		if errors.As(err, &exit) {
+			return out.Bytes(), &ExitError{Command: firstWord(command), Status: exit.ExitStatus(), Stderr: errb.String()}
+		}
+		return nil, fmt.Errorf("running %s on %s: %w", firstWord(command), c.addr, err)
+	}
+	return out.Bytes(), nil
+}
+
+// safeWord is what Quote accepts: package names and versions (Debian and RPM grammar), paths,
+// options. No quote, no whitespace, no shell metacharacter beyond what single quotes neutralise.
+var safeWord = regexp.MustCompile(`^[A-Za-z0-9_./:=+~%@,^-]+$`)
+
+// Quote builds a command line from words, each single-quoted after checking it holds only
+// characters of safeWord: nothing that reaches the remote shell can be anything but a word.
+func Quote(words ...string) (string, error) {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		if !safeWord.MatchString(w) {
+			return "", fmt.Errorf("refusing to send %q to a shell: only letters, digits and _./:=+~%%@,^- are allowed", w)
+		}
+		quoted[i] = "'" + w + "'"
+	}
+	return strings.Join(quoted, " "), nil
+}
+
+func firstWord(command string) string {
+	w, _, _ := strings.Cut(strings.TrimSpace(command), " ")
+	return strings.Trim(w, "'")
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// Trusted single-quotes a constant of the program (a query format, say) that Quote would
+// refuse for its $, { or \. It must never be given outside input.
+func Trusted(constant string) string {
+	if strings.Contains(constant, "'") {
+		panic("sshexec.Trusted: a constant with a single quote")
+	}
+	return "'" + constant + "'"
+}

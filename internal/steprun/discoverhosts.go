@@ -1,0 +1,103 @@
+package steprun
+
+import (
+	"context"
+	"fmt"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
+)
+
+// +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings;softwares,verbs=get;list
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;patch
+
+// claimAttempts bounds how often discover-hosts re-places after losing a claim race.
+const claimAttempts = 5
+
+// DiscoverHosts places the Provisioning's entries on the BareMetalHosts and claims each chosen
+// host through spec.consumerRef. A claim is an update conditioned on the host's
+// resourceVersion, so of two Provisionings racing for one host exactly one wins; the loser
+// lists again and places elsewhere, or fails naming the holder. Hosts it already holds are
+// kept, so a retry, `argo retry` or `argo resubmit` claims nothing twice.
+func DiscoverHosts(ctx context.Context, c client.Client, ref CRRef) ([]placement.Placement, error) {
+	p := &bpav1.Provisioning{}
+	if err := get(ctx, c, ref, p, "Provisioning"); err != nil {
+		return nil, err
+	}
+	consumer := placement.ConsumerFor(p)
+	for attempt := 1; ; attempt++ {
+		hosts, err := listHosts(ctx, c, p.Spec.HostSelector)
+		if err != nil {
+			return nil, err
+		}
+		placed, err := discoverhosts.Place(p, hosts)
+		if err != nil {
+			if placement.IsRetryable(err) {
+				return nil, steps.Retryable(err)
+			}
+			return nil, err
+		}
+		lost, err := claim(ctx, c, hosts, placed, consumer)
+		if err != nil {
+			return nil, err
+		}
+		if lost == "" {
+			return placed, nil
+		}
+		if attempt == claimAttempts {
+			return nil, steps.Retryable(fmt.Errorf("BareMetalHost %s changed under every one of %d claims; another claimant is racing", lost, claimAttempts))
+		}
+	}
+}
+
+// listHosts lists the BareMetalHosts in the selector's namespaces, or in every namespace.
+func listHosts(ctx context.Context, c client.Reader, sel *bpav1.HostSelector) ([]metal3v1alpha1.BareMetalHost, error) {
+	namespaces := []string{""}
+	if sel != nil && len(sel.Namespaces) > 0 {
+		namespaces = sel.Namespaces
+	}
+	var all []metal3v1alpha1.BareMetalHost
+	for _, ns := range namespaces {
+		var list metal3v1alpha1.BareMetalHostList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return nil, steps.Retryable(fmt.Errorf("listing BareMetalHosts: %w", err))
+		}
+		all = append(all, list.Items...)
+	}
+	return all, nil
+}
+
+// claim sets consumerRef on each placed host not yet held. It returns the host whose claim
+// lost a race (it changed since it was listed), so the caller places again.
+func claim(ctx context.Context, c client.Client, hosts []metal3v1alpha1.BareMetalHost, placed []placement.Placement, consumer placement.Consumer) (string, error) {
+	byName := map[string]*metal3v1alpha1.BareMetalHost{}
+	for i := range hosts {
+		byName[hosts[i].Namespace+"/"+hosts[i].Name] = &hosts[i]
+	}
+	for _, pl := range placed {
+		h := byName[pl.BareMetalHost]
+		if h == nil {
+			return "", fmt.Errorf("placed on %s, which was not listed", pl.BareMetalHost)
+		}
+		if consumer.Holds(h.Spec.ConsumerRef) {
+			continue
+		}
+		before := h.DeepCopy()
+		h.Spec.ConsumerRef = consumer.Ref()
+		err := c.Patch(ctx, h, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case err == nil:
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			return pl.BareMetalHost, nil
+		default:
+			return "", steps.Retryable(fmt.Errorf("claiming BareMetalHost %s for entry %q: %w", pl.BareMetalHost, pl.Label, err))
+		}
+	}
+	return "", nil
+}

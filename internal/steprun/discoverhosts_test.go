@@ -1,0 +1,141 @@
+package steprun_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+)
+
+func TestDiscoverHostsPlacesAndClaims(t *testing.T) {
+	ns := newNamespace(t)
+	hosts := loadSite(t, ns)
+	p, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
+
+	placed, err := steprun.DiscoverHosts(ctx(), env.Client, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []placement.Placement{
+		{Label: "master", Role: "master", BareMetalHost: ns + "/node-1", MAC: "00:c5:16:05:61:b2"},
+		{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", MAC: "00:c6:14:04:61:b2"},
+		{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", MAC: "00:c2:12:03:62:b2"},
+	}
+	if d := cmp.Diff(want, placed); d != "" {
+		t.Errorf("placements (-want +got):\n%s", d)
+	}
+	consumer := placement.ConsumerFor(p)
+	versions := map[string]string{}
+	for name, h := range hosts {
+		cur := host(t, h)
+		claimed := consumer.Holds(cur.Spec.ConsumerRef)
+		if wantClaimed := name == "node-1" || name == "node-3" || name == "node-4"; claimed != wantClaimed {
+			t.Errorf("%s claimed = %v, want %v (consumerRef %v)", name, claimed, wantClaimed, cur.Spec.ConsumerRef)
+		}
+		versions[name] = cur.ResourceVersion
+	}
+
+	// A retry (Argo's, argo retry, argo resubmit) places the same and writes nothing.
+	again, err := steprun.DiscoverHosts(ctx(), env.Client, ref)
+	if err != nil || !cmp.Equal(placed, again) {
+		t.Fatalf("second run: %v, %v", again, err)
+	}
+	for name, h := range hosts {
+		if rv := host(t, h).ResourceVersion; rv != versions[name] {
+			t.Errorf("%s was written again by a retry (resourceVersion %s → %s)", name, versions[name], rv)
+		}
+	}
+}
+
+func TestDiscoverHostsFailsFastOnAStaleWorkflow(t *testing.T) {
+	ns := newNamespace(t)
+	loadSite(t, ns)
+	p, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
+	p.Spec.PodSubnet = "10.244.64.0/18"
+	if err := env.Client.Update(ctx(), p); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ref  steprun.CRRef
+		want string
+	}{
+		{ref, "has moved on to generation 2; this Workflow was compiled from generation 1"},
+		{steprun.CRRef{Namespace: ns, Name: "abc", UID: "other", Generation: 2}, "was deleted and created again"},
+		{steprun.CRRef{Namespace: ns, Name: "gone", UID: "x", Generation: 1}, "no longer exists"},
+	} {
+		_, err := steprun.DiscoverHosts(ctx(), env.Client, tc.ref)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || steps.IsRetryable(err) {
+			t.Errorf("%+v: %v; want a final error saying %q", tc.ref, err, tc.want)
+		}
+	}
+}
+
+func TestDiscoverHostsWaitsForProvisioning(t *testing.T) {
+	ns := newNamespace(t)
+	hosts := loadSite(t, ns)
+	_, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
+	node3 := host(t, hosts["node-3"])
+	node3.Status.Provisioning.State = metal3v1alpha1.StateProvisioning
+	if err := env.Client.Status().Update(ctx(), node3); err != nil {
+		t.Fatal(err)
+	}
+	_, err := steprun.DiscoverHosts(ctx(), env.Client, ref)
+	if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `entry "worker-1"`) {
+		t.Fatalf("%v; want a retryable error naming worker-1", err)
+	}
+	if ref := host(t, hosts["node-1"]).Spec.ConsumerRef; ref != nil {
+		t.Errorf("node-1 was claimed although the placement failed: %v", ref)
+	}
+}
+
+// TestDiscoverHostsRace: two Provisionings want the same host at the same moment. Exactly one
+// claims it; the other fails naming the holder. Repeated, because a race that passes once
+// proves little.
+func TestDiscoverHostsRace(t *testing.T) {
+	for round := range 5 {
+		ns := newNamespace(t)
+		loadSite(t, ns)
+		refs := map[string]steprun.CRRef{}
+		for _, name := range []string{"left", "right"} {
+			_, refs[name] = provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml", ns, name, ns)
+		}
+		var wg sync.WaitGroup
+		results := map[string]error{}
+		var mu sync.Mutex
+		for name, ref := range refs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := steprun.DiscoverHosts(ctx(), env.Client, ref)
+				mu.Lock()
+				results[name] = err
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		var winners []string
+		for name, err := range results {
+			if err == nil {
+				winners = append(winners, name)
+				continue
+			}
+			if !strings.Contains(err.Error(), "is claimed by Provisioning "+ns+"/") {
+				t.Errorf("round %d: the loser %s failed with %v, want the holder named", round, name, err)
+			}
+		}
+		if len(winners) != 1 {
+			t.Fatalf("round %d: winners %v (errors %v), want exactly one", round, winners, results)
+		}
+		node5 := host(t, &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "node-5"}})
+		if ref := node5.Spec.ConsumerRef; ref == nil || ref.Name != winners[0] {
+			t.Errorf("round %d: node-5 held by %v, want the winner %s", round, ref, winners[0])
+		}
+	}
+}

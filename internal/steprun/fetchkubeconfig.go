@@ -1,0 +1,205 @@
+package steprun
+
+import (
+	"context"
+	"errors"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+)
+
+// DefaultAdminConf is where kubespray leaves the cluster's admin kubeconfig on the masters.
+const DefaultAdminConf = "/etc/kubernetes/admin.conf"
+
+// SSHOptions say how a step reaches the nodes.
+type SSHOptions struct {
+	// KeyFile is the mounted private key.
+	KeyFile string
+	// Port of sshd on the nodes.
+	Port int
+	// Timeout bounds connecting and the handshake.
+	Timeout time.Duration
+}
+
+// DefaultSSHOptions are those of the compiled steps.
+func DefaultSSHOptions(keyFile string) SSHOptions {
+	return SSHOptions{KeyFile: keyFile, Port: 22, Timeout: 20 * time.Second}
+}
+
+// FetchKubeconfig reads admin.conf from the first master over SSH (through sudo when the user
+// is not root), points every cluster in it at that master's IP, and stores it in Secret
+// "<cluster>-kubeconfig" (key "value"); it also writes ConfigMap "<cluster>-hosts" (label →
+// IP and role) for the Software Workflows. Both are owned by the Provisioning. The kubeconfig
+// never reaches a log, an error or an output.
+func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, hosts []placement.Placement, adminConf string, opts SSHOptions) error {
+	p := &bpav1.Provisioning{}
+	if err := get(ctx, c, ref, p, "Provisioning"); err != nil {
+		return err
+	}
+	cluster := p.Labels[bpav1.ClusterLabel]
+	master, err := firstMaster(p, hosts)
+	if err != nil {
+		return err
+	}
+	signer, err := sshexec.LoadSigner(opts.KeyFile)
+	if err != nil {
+		return err
+	}
+	user := p.Spec.SSH.LoginUser()
+	cfg := sshexec.Config{User: user, Signer: signer, Keys: knownHosts(c, p.Namespace, cluster), Timeout: opts.Timeout}
+	addr := net.JoinHostPort(master.IP, strconv.Itoa(opts.Port))
+	node, err := sshexec.Dial(ctx, cfg, addr)
+	if err != nil {
+		return retryableUnlessHostKey(fmt.Errorf("master %q: %w", master.Label, err))
+	}
+	defer node.Close()
+	words := []string{"cat", "--", adminConf}
+	if user != bpav1.DefaultSSHUser {
+		words = append([]string{"sudo", "-n"}, words...)
+	}
+	command, err := sshexec.Quote(words...)
+	if err != nil {
+		return err
+	}
+	raw, err := node.Run(ctx, command)
+	if err != nil {
+		return fmt.Errorf("reading %s on master %q (%s): %w", adminConf, master.Label, master.IP, err)
+	}
+	kubeconfig, err := pointAt(raw, master.IP)
+	if err != nil {
+		return fmt.Errorf("%s on master %q: %w", adminConf, master.Label, err)
+	}
+	if err := writeKubeconfig(ctx, c, p, cluster, kubeconfig); err != nil {
+		return err
+	}
+	return writeHosts(ctx, c, p, cluster, hosts)
+}
+
+// firstMaster is the host of the Provisioning's first masters entry; it must have an IP.
+func firstMaster(p *bpav1.Provisioning, hosts []placement.Placement) (placement.Placement, error) {
+	if len(p.Spec.Masters) == 0 {
+		return placement.Placement{}, fmt.Errorf("Provisioning %s/%s has no masters", p.Namespace, p.Name)
+	}
+	var label string
+	for l := range p.Spec.Masters[0] {
+		label = l
+	}
+	i := slices.IndexFunc(hosts, func(h placement.Placement) bool { return h.Label == label })
+	if i < 0 {
+		return placement.Placement{}, fmt.Errorf("the first master %q is not among the placed hosts", label)
+	}
+	if net.ParseIP(hosts[i].IP) == nil {
+		return placement.Placement{}, fmt.Errorf("the first master %q has no IP address (%q)", label, hosts[i].IP)
+	}
+	return hosts[i], nil
+}
+
+// pointAt parses a kubeconfig and points every cluster's server at ip, keeping the port.
+func pointAt(raw []byte, ip string) ([]byte, error) {
+	cfg, err := clientcmd.Load(raw)
+	if err != nil {
+		// The parser's message may quote the file: say only that it is not a kubeconfig.
+		return nil, fmt.Errorf("not a kubeconfig")
+	}
+	if len(cfg.Clusters) == 0 {
+		return nil, fmt.Errorf("a kubeconfig without clusters")
+	}
+	for name, cl := range cfg.Clusters {
+		port := "6443"
+		if u, err := url.Parse(cl.Server); err == nil && u.Port() != "" {
+			port = u.Port()
+		}
+		cl.Server = "https://" + net.JoinHostPort(ip, port)
+		cfg.Clusters[name] = cl
+	}
+	return clientcmd.Write(*cfg)
+}
+
+func ownedBy(p *bpav1.Provisioning, obj metav1.Object, c client.Client) error {
+	return controllerutil.SetOwnerReference(p, obj, c.Scheme())
+}
+
+func writeKubeconfig(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, kubeconfig []byte) error {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: cluster + bpav1.KubeconfigSecretSuffix}}
+	_, err := controllerutil.CreateOrUpdate(ctx, c, sec, func() error {
+		if sec.Labels == nil {
+			sec.Labels = map[string]string{}
+		}
+		sec.Labels[bpav1.ClusterLabel] = cluster
+		sec.Data = map[string][]byte{bpav1.KubeconfigSecretKey: kubeconfig}
+		return ownedBy(p, sec, c)
+	})
+	if err != nil {
+		return steps.Retryable(fmt.Errorf("writing Secret %s/%s: %w", sec.Namespace, sec.Name, err))
+	}
+	return nil
+}
+
+// ClusterNode is one entry of ConfigMap "<cluster>-hosts".
+type ClusterNode struct {
+	IP   string `json:"ip"`
+	Role string `json:"role"`
+}
+
+func writeHosts(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, hosts []placement.Placement) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: cluster + bpav1.HostsConfigMapSuffix}}
+	data := map[string]string{}
+	for _, h := range hosts {
+		if !inSpec(&p.Spec, h.Label) {
+			continue // a node being removed
+		}
+		raw, err := json.Marshal(ClusterNode{IP: h.IP, Role: h.Role})
+		if err != nil {
+			return err
+		}
+		data[h.Label] = string(raw)
+	}
+	_, err := controllerutil.CreateOrUpdate(ctx, c, cm, func() error {
+		if cm.Labels == nil {
+			cm.Labels = map[string]string{}
+		}
+		cm.Labels[bpav1.ClusterLabel] = cluster
+		cm.Data = data
+		return ownedBy(p, cm, c)
+	})
+	if err != nil {
+		return steps.Retryable(fmt.Errorf("writing ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err))
+	}
+	return nil
+}
+
+func inSpec(spec *bpav1.ProvisioningSpec, label string) bool {
+	for _, list := range [][]bpav1.HostEntry{spec.Masters, spec.Workers} {
+		for _, e := range list {
+			if _, ok := e[label]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// retryableUnlessHostKey: a node that does not answer yet is worth waiting for; a changed
+// host key is not.
+func retryableUnlessHostKey(err error) error {
+	var changed *sshexec.HostKeyChangedError
+	if errors.As(err, &changed) {
+		return err
+	}
+	return steps.Retryable(err)
+}

@@ -1,0 +1,145 @@
+package steprun_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+)
+
+// adminConf is what kubespray leaves on a master: the server is the master's own endpoint, and
+// the credentials are the secret the step must never show.
+const adminConf = `apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: Q0EgREFUQQ==
+    server: https://lb.cluster.local:8443
+  name: cluster.local
+contexts:
+- context:
+    cluster: cluster.local
+    user: kubernetes-admin
+  name: kubernetes-admin@cluster.local
+current-context: kubernetes-admin@cluster.local
+users:
+- name: kubernetes-admin
+  user:
+    token: ` + secretToken + `
+`
+
+const secretToken = "s3cr3t-t0ken-never-printed"
+
+func abcPlaced(ip string) []placement.Placement {
+	return []placement.Placement{
+		{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2", IP: ip},
+		{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2", IP: "192.0.2.13"},
+		{Label: "worker-2", Role: "worker", BareMetalHost: "m/node-4", MAC: "00:c2:12:03:62:b2", IP: "192.0.2.14"},
+	}
+}
+
+func TestFetchKubeconfigOverSSH(t *testing.T) {
+	sshd := testsshd.Start(t)
+	ns := newNamespace(t)
+	p, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
+	conf := filepath.Join(t.TempDir(), "admin.conf")
+	if err := os.WriteFile(conf, []byte(adminConf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}
+
+	if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcPlaced("127.0.0.1"), conf, opts); err != nil {
+		t.Fatal(err)
+	}
+
+	sec := &corev1.Secret{}
+	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-kubeconfig"}, sec); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.Load(sec.Data["value"])
+	if err != nil {
+		t.Fatalf("the stored kubeconfig does not parse: %v", err)
+	}
+	if got := cfg.Clusters["cluster.local"].Server; got != "https://127.0.0.1:8443" {
+		t.Errorf("server = %s, want the master's IP with the original port", got)
+	}
+	if cfg.AuthInfos["kubernetes-admin"].Token != secretToken {
+		t.Errorf("the credentials were not kept")
+	}
+	if ref := metav1.GetControllerOf(sec); ref != nil {
+		t.Errorf("the Secret has a controller %v; want a plain owner reference", ref)
+	}
+	if len(sec.OwnerReferences) != 1 || sec.OwnerReferences[0].UID != p.UID {
+		t.Errorf("Secret owners = %+v, want the Provisioning", sec.OwnerReferences)
+	}
+
+	cm := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-hosts"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	var master steprun.ClusterNode
+	if err := json.Unmarshal([]byte(cm.Data["master"]), &master); err != nil || master.IP != "127.0.0.1" || master.Role != "master" || len(cm.Data) != 3 {
+		t.Errorf("ConfigMap data = %v (%v)", cm.Data, err)
+	}
+
+	known := &corev1.Secret{}
+	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-known-hosts"}, known); err != nil {
+		t.Fatal(err)
+	}
+	key := strings.ReplaceAll(sshd.Addr(), ":", "_")
+	if got := string(known.Data[key]); got != string(ssh.MarshalAuthorizedKey(sshd.HostKey)) {
+		t.Errorf("pinned %q for %s, want the server's host key", got, key)
+	}
+
+	t.Run("a retry with the same host key succeeds", func(t *testing.T) {
+		if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcPlaced("127.0.0.1"), conf, opts); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("a changed host key fails, saying so, and is not retried", func(t *testing.T) {
+		sshd.RestartWithNewHostKey(t)
+		err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcPlaced("127.0.0.1"), conf, opts)
+		if err == nil || !strings.Contains(err.Error(), "the host key of "+sshd.Addr()+" changed") || steps.IsRetryable(err) {
+			t.Fatalf("%v; want a final host-key-changed error", err)
+		}
+		if !strings.Contains(err.Error(), ssh.FingerprintSHA256(sshd.HostKey)) {
+			t.Errorf("the message does not show the presented key's fingerprint: %v", err)
+		}
+	})
+
+	t.Run("a master that does not answer is retryable", func(t *testing.T) {
+		closed := opts
+		closed.Port = 1
+		err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcPlaced("127.0.0.1"), conf, closed)
+		if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `master "master"`) {
+			t.Fatalf("%v; want a retryable error naming the master", err)
+		}
+	})
+
+	t.Run("a missing admin.conf fails naming the file, not its content", func(t *testing.T) {
+		fresh := testsshd.Start(t)
+		freshOpts := steprun.SSHOptions{KeyFile: fresh.ClientKeyFile, Port: fresh.Port, Timeout: 10 * time.Second}
+		_, otherRef := provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml", ns, "efg", ns)
+		hosts := []placement.Placement{{Label: "master-1", Role: "master,worker", BareMetalHost: "m/node-5", MAC: "00:e1:ba:ce:df:bd", IP: "127.0.0.1"}}
+		err := steprun.FetchKubeconfig(ctx(), env.Client, otherRef, hosts, filepath.Join(t.TempDir(), "missing.conf"), freshOpts)
+		var exit *sshexec.ExitError
+		if err == nil || !strings.Contains(err.Error(), "missing.conf") || !asExit(err, &exit) {
+			t.Fatalf("%v; want the remote cat's failure", err)
+		}
+	})
+}

@@ -1,0 +1,67 @@
+package steprun
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
+)
+
+// ResolveLeases gives every placed host the IP of its MAC: from the DHCP server's lease file
+// (mounted read-only from its host path) when one is given, else from the placed
+// BareMetalHosts' NICs, read through the API. A host without an address is a retryable
+// failure naming it: the lease may not be taken yet.
+func ResolveLeases(ctx context.Context, c client.Reader, placed []placement.Placement, leaseFile string, format leases.Format) ([]placement.Placement, error) {
+	var src leases.Source
+	if leaseFile != "" {
+		raw, err := os.ReadFile(leaseFile)
+		if err != nil {
+			return nil, steps.Retryable(fmt.Errorf("reading the lease file: %w", err))
+		}
+		if format == "" {
+			format = leases.Detect(raw)
+		}
+		table, err := leases.Parse(format, bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s format): %w", leaseFile, format, err)
+		}
+		src = leases.FileSource{Table: table, Name: leaseFile}
+	} else {
+		var hosts []metal3v1alpha1.BareMetalHost
+		for _, p := range placed {
+			ns, name, _ := strings.Cut(p.BareMetalHost, "/")
+			h := metal3v1alpha1.BareMetalHost{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &h); err != nil {
+				return nil, steps.Retryable(fmt.Errorf("reading BareMetalHost %s of entry %q: %w", p.BareMetalHost, p.Label, err))
+			}
+			hosts = append(hosts, h)
+		}
+		src = leases.NewHostSource(hosts)
+	}
+	addressed, err := leases.Resolve(placed, src)
+	if err != nil {
+		return nil, steps.Retryable(err)
+	}
+	return addressed, nil
+}
+
+// RenderInventory renders kubespray's inventory and extra variables from the CR, read through
+// the API at the Workflow's generation, and the addressed hosts.
+func RenderInventory(ctx context.Context, c client.Reader, ref CRRef, placed []placement.Placement) (inventory, extraVars []byte, err error) {
+	p := &bpav1.Provisioning{}
+	if err := get(ctx, c, ref, p, "Provisioning"); err != nil {
+		return nil, nil, err
+	}
+	return renderinventory.Render(p, placed)
+}

@@ -1,0 +1,258 @@
+package steprun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+)
+
+// Node is one entry of resolve-cluster-hosts' output: what install-software fans out over.
+type Node struct {
+	Name string `json:"name"`
+	Role string `json:"role"`
+	IP   string `json:"ip"`
+}
+
+// ResolveClusterHosts lists the cluster's nodes from ConfigMap "<cluster>-hosts" (written by
+// fetch-kubeconfig), sorted by name; with only, just those nodes. A cluster whose hosts are not
+// known yet is a retryable failure.
+func ResolveClusterHosts(ctx context.Context, c client.Reader, ref CRRef, only []string) ([]Node, error) {
+	sw := &bpav1.Software{}
+	if err := get(ctx, c, ref, sw, "Software"); err != nil {
+		return nil, err
+	}
+	cluster := sw.Labels[bpav1.ClusterLabel]
+	cm := &corev1.ConfigMap{}
+	name := cluster + bpav1.HostsConfigMapSuffix
+	if err := c.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: name}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, steps.Retryable(fmt.Errorf("ConfigMap %s/%s does not exist yet: cluster %s has not been provisioned", sw.Namespace, name, cluster))
+		}
+		return nil, steps.Retryable(fmt.Errorf("reading ConfigMap %s/%s: %w", sw.Namespace, name, err))
+	}
+	var nodes []Node
+	for label, raw := range cm.Data {
+		if len(only) > 0 && !slices.Contains(only, label) {
+			continue
+		}
+		var n ClusterNode
+		if err := json.Unmarshal([]byte(raw), &n); err != nil || net.ParseIP(n.IP) == nil {
+			return nil, fmt.Errorf("ConfigMap %s/%s: node %q is not {\"ip\", \"role\"} with an IP address", sw.Namespace, name, label)
+		}
+		nodes = append(nodes, Node{Name: label, Role: n.Role, IP: n.IP})
+	}
+	for _, want := range only {
+		if !slices.ContainsFunc(nodes, func(n Node) bool { return n.Name == want }) {
+			return nil, fmt.Errorf("node %q is not in cluster %s (ConfigMap %s/%s)", want, cluster, sw.Namespace, name)
+		}
+	}
+	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+	return nodes, nil
+}
+
+// InstallOptions say how install-software reaches a node and runs its package manager.
+type InstallOptions struct {
+	SSH SSHOptions
+	// DpkgAdminDir points dpkg-query at another dpkg database (a throwaway one in tests, a
+	// chroot's).
+	DpkgAdminDir string
+	// InstallCommand replaces the package manager's install command; it gets the package
+	// words (name=version) as arguments.
+	InstallCommand string
+}
+
+// InstallSoftware brings one node's packages to what the Software asks for its role: it
+// detects the package manager (apt or dnf), reads the installed versions, installs or
+// upgrades only what differs (pinned versions exactly, unpinned ones present), reads the
+// versions again, and reports. Every word sent to the node is validated and quoted. A package
+// that is still not as asked after the install is reported failed, with the reason, and makes
+// the step fail after the report is written.
+func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role, address string, opts InstallOptions) (installsoftware.Report, error) {
+	report := installsoftware.Report{Node: node, Role: role}
+	sw := &bpav1.Software{}
+	if err := get(ctx, c, ref, sw, "Software"); err != nil {
+		return report, err
+	}
+	want, err := installsoftware.PackagesFor(&sw.Spec, role)
+	if err != nil {
+		return report, err
+	}
+	if net.ParseIP(address) == nil {
+		return report, fmt.Errorf("node %q: address %q is not an IP address", node, address)
+	}
+	signer, err := sshexec.LoadSigner(opts.SSH.KeyFile)
+	if err != nil {
+		return report, err
+	}
+	user := sw.Spec.SSH.LoginUser()
+	cfg := sshexec.Config{User: user, Signer: signer, Keys: knownHosts(c, sw.Namespace, sw.Labels[bpav1.ClusterLabel]), Timeout: opts.SSH.Timeout}
+	conn, err := sshexec.Dial(ctx, cfg, net.JoinHostPort(address, strconv.Itoa(opts.SSH.Port)))
+	if err != nil {
+		return report, retryableUnlessHostKey(fmt.Errorf("node %q: %w", node, err))
+	}
+	defer conn.Close()
+	r := &remote{conn: conn, sudo: user != bpav1.DefaultSSHUser, opts: opts}
+
+	pm, err := r.packageManager(ctx)
+	if err != nil {
+		return report, fmt.Errorf("node %q: %w", node, err)
+	}
+	report.PackageManager = pm
+	have, err := r.installed(ctx, pm, want)
+	if err != nil {
+		return report, fmt.Errorf("node %q: %w", node, err)
+	}
+	toInstall, unchanged := installsoftware.Decide(want, have)
+	report.Unchanged = unchanged
+	var installErr error
+	if len(toInstall) > 0 {
+		installErr = r.install(ctx, pm, toInstall)
+		if have, err = r.installed(ctx, pm, want); err != nil {
+			return report, fmt.Errorf("node %q: after the install: %w", node, err)
+		}
+	}
+	for _, p := range want {
+		if v, ok := have[p.Name]; ok {
+			report.Installed = append(report.Installed, p.Name+"="+v)
+		}
+	}
+	for _, p := range toInstall {
+		v, ok := have[p.Name]
+		switch {
+		case ok && (p.Version == "" || p.Version == v):
+			report.Changed = append(report.Changed, p.Name+"="+v)
+		default:
+			report.Failed = append(report.Failed, installsoftware.Failure{Package: p.Name, Reason: failureReason(p, v, ok, installErr)})
+		}
+	}
+	if len(report.Failed) > 0 {
+		names := make([]string, 0, len(report.Failed))
+		for _, f := range report.Failed {
+			names = append(names, f.Package)
+		}
+		err := fmt.Errorf("node %q: %d of %d packages not as asked: %s", node, len(report.Failed), len(want), strings.Join(names, ", "))
+		if installErr != nil && strings.Contains(installErr.Error(), "Could not get lock") {
+			return report, steps.Retryable(err) // another apt run holds the lock: wait for it
+		}
+		return report, err
+	}
+	return report, nil
+}
+
+func failureReason(p bpav1.SoftwarePackage, have string, installed bool, installErr error) string {
+	if installErr != nil {
+		return installErr.Error()
+	}
+	if !installed {
+		return "not installed after the install"
+	}
+	return fmt.Sprintf("version %s after the install, want %s", have, p.Version)
+}
+
+// remote runs the package manager's commands on one node.
+type remote struct {
+	conn *sshexec.Client
+	sudo bool
+	opts InstallOptions
+}
+
+func (r *remote) privileged(words ...string) []string {
+	if r.sudo {
+		return append([]string{"sudo", "-n"}, words...)
+	}
+	return words
+}
+
+// packageManager finds apt (dpkg-query and apt-get) or dnf (rpm and dnf) on the node.
+func (r *remote) packageManager(ctx context.Context) (string, error) {
+	cmd, err := sshexec.Quote("command", "-v", "dpkg-query", "apt-get", "rpm", "dnf")
+	if err != nil {
+		return "", err
+	}
+	out, err := r.conn.Run(ctx, cmd)
+	var exit *sshexec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return "", err
+	}
+	found := map[string]bool{}
+	for _, line := range strings.Fields(string(out)) {
+		found[path.Base(line)] = true
+	}
+	switch {
+	case found["dpkg-query"] && (found["apt-get"] || r.opts.InstallCommand != ""):
+		return installsoftware.Apt, nil
+	case found["rpm"] && (found["dnf"] || r.opts.InstallCommand != ""):
+		return installsoftware.Dnf, nil
+	}
+	return "", fmt.Errorf("neither apt (dpkg-query, apt-get) nor dnf (rpm, dnf) found")
+}
+
+// installed reads the installed versions of the wanted packages.
+func (r *remote) installed(ctx context.Context, pm string, want []bpav1.SoftwarePackage) (installsoftware.Installed, error) {
+	names := installsoftware.Names(want)
+	var head []string
+	var format string
+	if pm == installsoftware.Apt {
+		head = []string{"dpkg-query", "-W"}
+		if r.opts.DpkgAdminDir != "" {
+			head = append(head, "--admindir="+r.opts.DpkgAdminDir)
+		}
+		format = "--showformat=" + sshexec.Trusted(installsoftware.DpkgFormat)
+	} else {
+		head = []string{"rpm", "-q"}
+		format = "--queryformat=" + sshexec.Trusted(installsoftware.RPMFormat)
+	}
+	h, err := sshexec.Quote(head...)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := sshexec.Quote(append([]string{"--"}, names...)...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.conn.Run(ctx, h+" "+format+" "+tail)
+	var exit *sshexec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.Status == 1) { // 1: some are not installed
+		return nil, fmt.Errorf("reading installed versions: %w", err)
+	}
+	if pm == installsoftware.Apt {
+		return installsoftware.ParseDpkgQuery(out), nil
+	}
+	return installsoftware.ParseRPMQuery(out), nil
+}
+
+// install installs or upgrades the packages in one transaction.
+func (r *remote) install(ctx context.Context, pm string, pkgs []bpav1.SoftwarePackage) error {
+	words := installsoftware.InstallWords(pm, pkgs)
+	var cmd []string
+	switch {
+	case r.opts.InstallCommand != "":
+		cmd = r.privileged(append([]string{r.opts.InstallCommand}, words...)...)
+	case pm == installsoftware.Apt:
+		cmd = r.privileged(append([]string{"env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
+			"--no-install-recommends", "--allow-downgrades", "--"}, words...)...)
+	default:
+		cmd = r.privileged(append([]string{"dnf", "install", "-y", "-q", "--allowerasing"}, words...)...)
+	}
+	line, err := sshexec.Quote(cmd...)
+	if err != nil {
+		return err
+	}
+	_, err = r.conn.Run(ctx, line)
+	return err
+}

@@ -1,0 +1,91 @@
+package steprun_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+)
+
+var env *testenv.Env
+
+// TestMain starts one real kube-apiserver and etcd for the steps' tests.
+func TestMain(m *testing.M) {
+	e, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env = e
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+	}
+	os.Exit(code)
+}
+
+func ctx() context.Context { return context.Background() }
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t-" + strings.ToLower(rand.String(8))}}
+	if err := env.Client.Create(ctx(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// loadSite creates the sample site's BareMetalHosts, with their status, in namespace ns.
+func loadSite(t *testing.T, ns string) map[string]*metal3v1alpha1.BareMetalHost {
+	t.Helper()
+	out := map[string]*metal3v1alpha1.BareMetalHost{}
+	for _, h := range testutil.SiteHosts(t) {
+		obj := &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Name: h.Name, Namespace: ns, Labels: h.Labels}, Spec: h.Spec}
+		if err := env.Client.Create(ctx(), obj); err != nil {
+			t.Fatal(err)
+		}
+		obj.Status = h.Status
+		if err := env.Client.Status().Update(ctx(), obj); err != nil {
+			t.Fatal(err)
+		}
+		out[h.Name] = obj
+	}
+	return out
+}
+
+// provisioning creates a fixture Provisioning in ns that looks for hosts in hostsNS only.
+func provisioning(t *testing.T, fixture, ns, name, hostsNS string) (*bpav1.Provisioning, steprun.CRRef) {
+	t.Helper()
+	p := testutil.Provisioning(t, fixture)
+	p.Namespace, p.Name = ns, name
+	p.Spec.HostSelector = &bpav1.HostSelector{Namespaces: []string{hostsNS}}
+	if err := env.Client.Create(ctx(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p, steprun.CRRef{Namespace: ns, Name: name, UID: string(p.UID), Generation: p.Generation}
+}
+
+func host(t *testing.T, h *metal3v1alpha1.BareMetalHost) *metal3v1alpha1.BareMetalHost {
+	t.Helper()
+	cur := &metal3v1alpha1.BareMetalHost{}
+	if err := env.Client.Get(ctx(), client.ObjectKeyFromObject(h), cur); err != nil {
+		t.Fatal(err)
+	}
+	return cur
+}
+
+func asExit(err error, target **sshexec.ExitError) bool { return errors.As(err, target) }

@@ -1,0 +1,158 @@
+// Package testsshd starts a real OpenSSH sshd on 127.0.0.1 for tests, with a temporary host
+// key and authorized_keys, and stops it when the test ends.
+package testsshd
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Binary is OpenSSH's server, from Debian's openssh-server (hack/install-test-deps.sh).
+const Binary = "/usr/sbin/sshd"
+
+// Server is a running sshd.
+type Server struct {
+	Dir  string
+	Port int
+	// HostKey is the public key the server presents.
+	HostKey ssh.PublicKey
+	// ClientKeyFile is a private key the server accepts (OpenSSH format).
+	ClientKeyFile string
+	// ClientKeyPEM is its content: what must never leak.
+	ClientKeyPEM []byte
+	cmd          *exec.Cmd
+}
+
+// Addr is host:port.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+
+// Start starts sshd, accepting ClientKeyFile for the current user (root in CI).
+func Start(t *testing.T) *Server {
+	t.Helper()
+	if _, err := os.Stat(Binary); err != nil {
+		t.Fatalf("%s is missing: run `make test-deps` (Debian openssh-server)", Binary)
+	}
+	// sshd refuses to start without its privilege separation directory.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatalf("creating /run/sshd: %v", err)
+	}
+	s := &Server{Dir: t.TempDir()}
+	pemBytes, signer := newKey(t)
+	s.ClientKeyPEM = pemBytes
+	s.ClientKeyFile = filepath.Join(s.Dir, "id_ed25519")
+	write(t, s.ClientKeyFile, pemBytes, 0o600)
+	write(t, filepath.Join(s.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(signer.PublicKey()), 0o600)
+	s.newHostKey(t)
+	s.start(t)
+	t.Cleanup(s.stop)
+	return s
+}
+
+// RestartWithNewHostKey restarts the server with another host key, as a reinstalled node.
+func (s *Server) RestartWithNewHostKey(t *testing.T) {
+	t.Helper()
+	s.stop()
+	s.newHostKey(t)
+	s.start(t)
+}
+
+func (s *Server) newHostKey(t *testing.T) {
+	pemBytes, signer := newKey(t)
+	write(t, filepath.Join(s.Dir, "host_ed25519"), pemBytes, 0o600)
+	s.HostKey = signer.PublicKey()
+}
+
+func (s *Server) start(t *testing.T) {
+	t.Helper()
+	if s.Port == 0 { // a restart keeps its port: the node's address does not change
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	config := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+AuthorizedKeysFile %s
+PidFile none
+StrictModes no
+UsePAM no
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+LogLevel ERROR
+`, s.Port, filepath.Join(s.Dir, "host_ed25519"), filepath.Join(s.Dir, "authorized_keys"))
+	cfg := filepath.Join(s.Dir, "sshd_config")
+	write(t, cfg, []byte(config), 0o600)
+	s.cmd = exec.Command(Binary, "-D", "-e", "-f", cfg)
+	// Its log (the readiness probe below makes it complain) is shown only if it fails to start.
+	logFile, err := os.Create(filepath.Join(s.Dir, "sshd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("starting sshd: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			log, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("sshd did not listen on %s within 10s: %v; its log:\n%s", s.Addr(), err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *Server) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+func newKey(t *testing.T) ([]byte, ssh.Signer) {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(block), signer
+}
+
+func write(t *testing.T, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, data, mode); err != nil {
+		t.Fatal(err)
+	}
+}
