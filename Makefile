@@ -36,7 +36,7 @@ verify: ## Fail when the committed generated files are stale.
 ##@ Test
 
 .PHONY: test-deps
-test-deps: ## Install what the tests need (ansible-core; etcd and kube-apiserver built from Go modules), idempotently.
+test-deps: ## Install what the tests need (ansible-core, openssh-server; etcd and kube-apiserver built from Go modules), idempotently.
 	hack/install-test-deps.sh
 	hack/control-plane.sh >/dev/null
 
@@ -49,9 +49,11 @@ test-update-golden: ## Rewrite the golden files under testdata/.
 	go test ./pkg/compile/ ./pkg/templates/ ./internal/cli/ -update
 
 .PHONY: fuzz
-fuzz: ## Fuzz the lease parsers for FUZZTIME each.
+fuzz: ## Fuzz the lease and package-query parsers for FUZZTIME each.
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseISC$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseDnsmasq$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/steps/installsoftware -run '^$$' -fuzz '^FuzzParseDpkgQuery$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/steps/installsoftware -run '^$$' -fuzz '^FuzzParseRPMQuery$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench
 bench: ## Run the benchmarks.

@@ -2,8 +2,8 @@ package steprun
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
