@@ -7,9 +7,9 @@ import (
 // SoftwarePackage is a package to install: in YAML either its name ("curl") or a one-key map
 // from its name to a pinned version ({jq: {version: 1.5+dfsg-1}}).
 //
-// The API server can validate the name form with a pattern and the map form's shape and
-// version; the map form's key is validated by the compiler and the steps (a CRD schema cannot
-// constrain map keys of a value that may also be a string).
+// The CRD validates the name form with a pattern and the map form's shape and version; a
+// schema cannot constrain the keys of a value that may also be a string, so the map form's key
+// (the name) is validated by the admission policy in config/policy, the compiler and the steps.
 // +kubebuilder:validation:Schemaless
 // +kubebuilder:pruning:PreserveUnknownFields
 type SoftwarePackage struct {

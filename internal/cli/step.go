@@ -221,7 +221,7 @@ func newInstallSoftwareStep() *cobra.Command {
 
 func newDiscoverHostsStep() *cobra.Command {
 	var cr crFlags
-	var crFile, hostsFile, output string
+	var crFile, hostsFile, output, leaving string
 	cmd := &cobra.Command{
 		Use:   discoverhosts.Name + " (--namespace NS --name N --uid U --generation G | --cr FILE --hosts FILE) --output FILE",
 		Short: "Place a Provisioning's entries on BareMetalHosts (claiming them, in cluster); write the placed hosts as JSON",
@@ -236,7 +236,11 @@ func newDiscoverHostsStep() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				placed, err := steprun.DiscoverHosts(cmd.Context(), c, ref)
+				var gone []string
+				if leaving != "" {
+					gone = strings.Split(leaving, ",")
+				}
+				placed, err := steprun.DiscoverHosts(cmd.Context(), c, ref, gone)
 				if err != nil {
 					return err
 				}
@@ -262,6 +266,7 @@ func newDiscoverHostsStep() *cobra.Command {
 	}
 	cr.add(cmd)
 	cmd.Flags().StringVar(&crFile, "cr", "", "file holding the Provisioning")
+	cmd.Flags().StringVar(&leaving, "leaving", "", "comma-separated nodes a remove run takes out (added from the CR's status)")
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "file of BareMetalHosts")
 	cmd.Flags().StringVar(&output, "output", "", "where to write the placed hosts (JSON; default stdout)")
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -200,6 +201,10 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation) {
 	applyObservation(&p.Status.WorkflowStatus, p.Generation, o)
 	if o.Hosts != nil {
 		p.Status.Hosts = o.Hosts
+		if o.Phase == bpav1.PhaseSucceeded {
+			// A remove run lists the nodes it took out; they are no longer the cluster's.
+			p.Status.Hosts = slices.DeleteFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return !inSpec(&p.Spec, h.Label) })
+		}
 	}
 	if o.KubeconfigWritten {
 		p.Status.KubeconfigSecretName = p.Labels[bpav1.ClusterLabel] + bpav1.KubeconfigSecretSuffix

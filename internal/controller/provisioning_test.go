@@ -280,6 +280,13 @@ func TestProvisioningRefusals(t *testing.T) {
 		if err := env.Client.Create(ctx(), sw); err == nil || !strings.Contains(err.Error(), "metadata.labels.cluster") {
 			t.Errorf("a Software without the label: %v", err)
 		}
+		// A package name in map form that would reach a shell: only the policy sees map keys.
+		bad := loadSoftware(t, ns)
+		bad.Name = "bad-package"
+		bad.Spec.WorkerSoftware = append(bad.Spec.WorkerSoftware, bpav1.SoftwarePackage{Name: "jq;reboot", Version: "1.6-2"})
+		if err := env.Client.Create(ctx(), bad); err == nil || !strings.Contains(err.Error(), "must be a Debian or RPM package name") {
+			t.Errorf("a Software with package jq;reboot: %v", err)
+		}
 		ok := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
 		ok.Name, ok.Labels[bpav1.ClusterLabel] = "label-ok", strings.Repeat("c", bpav1.MaxClusterNameLength)
 		create(t, ok)
@@ -391,12 +398,17 @@ func TestProvisioningDay2(t *testing.T) {
 		if args := kubesprayArgs(wf); !strings.Contains(args, "--extra-vars=node=worker-3") || !strings.HasSuffix(args, "remove-node.yml") {
 			t.Errorf("generation 3 runs %q, want remove-node.yml for worker-3", args)
 		}
+		if args := strings.Join(wf.GetTemplateByName("discover-hosts").Container.Args, " "); !strings.Contains(args, "--leaving=worker-3") {
+			t.Errorf("discover-hosts runs %q, want worker-3 added to the inventory as leaving", args)
+		}
 		if consumerOf(t, hosts["node-5"]) == nil {
 			t.Errorf("node-5 was released before the removal ran")
 		}
 		provisioned(t, wf, atNS(append(slices.Clone(abcHosts),
 			placement.Placement{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"})))
-		waitReady(t, p, 3)
+		if cur := waitReady(t, p, 3); len(cur.Status.Hosts) != 3 {
+			t.Errorf("hosts after the removal = %+v, want the 3 left", cur.Status.Hosts)
+		}
 		eventually(t, "node-5 released", func() error {
 			if ref := consumerOf(t, hosts["node-5"]); ref != nil {
 				return fmt.Errorf("still claimed by %v", ref)

@@ -3,6 +3,8 @@ package steprun
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,12 +27,19 @@ const claimAttempts = 5
 // resourceVersion, so of two Provisionings racing for one host exactly one wins; the loser
 // lists again and places elsewhere, or fails naming the holder. Hosts it already holds are
 // kept, so a retry, `argo retry` or `argo resubmit` claims nothing twice.
-func DiscoverHosts(ctx context.Context, c client.Client, ref CRRef) ([]placement.Placement, error) {
+//
+// leaving are nodes a remove run takes out: gone from the spec, they are added from the CR's
+// status (where the controller recorded them) if this Provisioning still holds their hosts.
+func DiscoverHosts(ctx context.Context, c client.Client, ref CRRef, leaving []string) ([]placement.Placement, error) {
 	p := &bpav1.Provisioning{}
 	if err := get(ctx, c, ref, p, "Provisioning"); err != nil {
 		return nil, err
 	}
 	consumer := placement.ConsumerFor(p)
+	gone, err := leavingNodes(ctx, c, p, consumer, leaving)
+	if err != nil {
+		return nil, err
+	}
 	for attempt := 1; ; attempt++ {
 		hosts, err := listHosts(ctx, c, p.Spec.HostSelector)
 		if err != nil {
@@ -48,6 +57,8 @@ func DiscoverHosts(ctx context.Context, c client.Client, ref CRRef) ([]placement
 			return nil, err
 		}
 		if lost == "" {
+			placed = append(placed, gone...)
+			placement.SortForOutput(placed)
 			return placed, nil
 		}
 		if attempt == claimAttempts {
@@ -100,4 +111,29 @@ func claim(ctx context.Context, c client.Client, hosts []metal3v1alpha1.BareMeta
 		}
 	}
 	return "", nil
+}
+
+// leavingNodes finds the hosts of the nodes a remove run takes out.
+func leavingNodes(ctx context.Context, c client.Reader, p *bpav1.Provisioning, consumer placement.Consumer, leaving []string) ([]placement.Placement, error) {
+	var out []placement.Placement
+	for _, label := range leaving {
+		if inSpec(&p.Spec, label) {
+			return nil, fmt.Errorf("node %q is to be removed but is still in the spec", label)
+		}
+		i := slices.IndexFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return h.Label == label })
+		if i < 0 {
+			return nil, fmt.Errorf("node %q is to be removed, but the Provisioning's status does not say which host it is", label)
+		}
+		h := p.Status.Hosts[i]
+		ns, name, _ := strings.Cut(h.BareMetalHost, "/")
+		bmh := &metal3v1alpha1.BareMetalHost{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bmh); err != nil {
+			return nil, steps.Retryable(fmt.Errorf("reading BareMetalHost %s of leaving node %q: %w", h.BareMetalHost, label, err))
+		}
+		if !consumer.Holds(bmh.Spec.ConsumerRef) {
+			return nil, fmt.Errorf("node %q is to be removed, but this Provisioning no longer holds its host %s", label, h.BareMetalHost)
+		}
+		out = append(out, placement.Placement{Label: label, Role: h.Role, BareMetalHost: h.BareMetalHost, MAC: h.MAC})
+	}
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
@@ -19,7 +20,7 @@ func TestDiscoverHostsPlacesAndClaims(t *testing.T) {
 	hosts := loadSite(t, ns)
 	p, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
 
-	placed, err := steprun.DiscoverHosts(ctx(), env.Client, ref)
+	placed, err := steprun.DiscoverHosts(ctx(), env.Client, ref, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestDiscoverHostsPlacesAndClaims(t *testing.T) {
 	}
 
 	// A retry (Argo's, argo retry, argo resubmit) places the same and writes nothing.
-	again, err := steprun.DiscoverHosts(ctx(), env.Client, ref)
+	again, err := steprun.DiscoverHosts(ctx(), env.Client, ref, nil)
 	if err != nil || !cmp.Equal(placed, again) {
 		t.Fatalf("second run: %v, %v", again, err)
 	}
@@ -70,7 +71,7 @@ func TestDiscoverHostsFailsFastOnAStaleWorkflow(t *testing.T) {
 		{steprun.CRRef{Namespace: ns, Name: "abc", UID: "other", Generation: 2}, "was deleted and created again"},
 		{steprun.CRRef{Namespace: ns, Name: "gone", UID: "x", Generation: 1}, "no longer exists"},
 	} {
-		_, err := steprun.DiscoverHosts(ctx(), env.Client, tc.ref)
+		_, err := steprun.DiscoverHosts(ctx(), env.Client, tc.ref, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || steps.IsRetryable(err) {
 			t.Errorf("%+v: %v; want a final error saying %q", tc.ref, err, tc.want)
 		}
@@ -86,7 +87,7 @@ func TestDiscoverHostsWaitsForProvisioning(t *testing.T) {
 	if err := env.Client.Status().Update(ctx(), node3); err != nil {
 		t.Fatal(err)
 	}
-	_, err := steprun.DiscoverHosts(ctx(), env.Client, ref)
+	_, err := steprun.DiscoverHosts(ctx(), env.Client, ref, nil)
 	if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `entry "worker-1"`) {
 		t.Fatalf("%v; want a retryable error naming worker-1", err)
 	}
@@ -113,7 +114,7 @@ func TestDiscoverHostsRace(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := steprun.DiscoverHosts(ctx(), env.Client, ref)
+				_, err := steprun.DiscoverHosts(ctx(), env.Client, ref, nil)
 				mu.Lock()
 				results[name] = err
 				mu.Unlock()
@@ -136,6 +137,44 @@ func TestDiscoverHostsRace(t *testing.T) {
 		node5 := host(t, &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "node-5"}})
 		if ref := node5.Spec.ConsumerRef; ref == nil || ref.Name != winners[0] {
 			t.Errorf("round %d: node-5 held by %v, want the winner %s", round, ref, winners[0])
+		}
+	}
+}
+
+func TestDiscoverHostsAddsLeavingNodes(t *testing.T) {
+	ns := newNamespace(t)
+	loadSite(t, ns)
+	p, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
+	placed, err := steprun.DiscoverHosts(ctx(), env.Client, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The controller records the hosts in status; then worker-2 is removed from the spec.
+	for _, pl := range placed {
+		p.Status.Hosts = append(p.Status.Hosts, bpav1.HostStatus{Label: pl.Label, Role: pl.Role, BareMetalHost: pl.BareMetalHost, MAC: pl.MAC})
+	}
+	if err := env.Client.Status().Update(ctx(), p); err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Workers = p.Spec.Workers[:1]
+	if err := env.Client.Update(ctx(), p); err != nil {
+		t.Fatal(err)
+	}
+	ref.Generation = p.Generation
+
+	got, err := steprun.DiscoverHosts(ctx(), env.Client, ref, []string{"worker-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(placed, got); d != "" {
+		t.Errorf("the leaving worker-2 is in the inventory's hosts, on its host (-want +got):\n%s", d)
+	}
+	for leaving, want := range map[string]string{
+		"worker-1": "still in the spec",
+		"worker-9": "does not say which host it is",
+	} {
+		if _, err := steprun.DiscoverHosts(ctx(), env.Client, ref, []string{leaving}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("leaving %s: %v, want %q", leaving, err, want)
 		}
 	}
 }

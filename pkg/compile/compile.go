@@ -73,7 +73,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 
 	d := newDAG()
 	for _, t := range []wfv1.Template{
-		discoverhosts.Template(opts.StepImage),
+		discoverhosts.Template(opts.StepImage, leaving(opts.Kubespray)),
 		resolveleases.Template(opts.StepImage, leaseFormat(opts)),
 		renderinventory.Template(opts.StepImage),
 		kubespray,
@@ -179,6 +179,14 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.SoftwareDeadlineSeconds)
 	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(s.Spec.SSH.SSHKeyRef(cluster)))
 	return wf, nil
+}
+
+// leaving are the nodes a remove run takes out of the cluster.
+func leaving(plan runkubespray.Plan) []string {
+	if plan.Mode != runkubespray.ModeRemove {
+		return nil
+	}
+	return sortedCopy(plan.Nodes)
 }
 
 // newWorkflow is the part both kinds share: name, labels, owner, parameters naming the CR,
