@@ -112,6 +112,9 @@ func ParseDpkgQuery(out []byte) Installed {
 			continue
 		}
 		name, _, _ := strings.Cut(fields[0], ":") // name:arch for multi-arch packages
+		if name == "" {
+			continue
+		}
 		have[name] = fields[2]
 	}
 	return have
