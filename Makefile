@@ -41,8 +41,15 @@ test-deps: ## Install what the tests need (ansible-core, openssh-server; etcd an
 	hack/control-plane.sh >/dev/null
 
 .PHONY: test
-test: test-deps lint verify ## Run every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation, envtest.
+test: test-deps lint verify ## Every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation, envtest, sshd; then e2e (as root).
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test $(GO_TEST_FLAGS) ./...
+	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory e2e; \
+	else echo "e2e: needs root (mount namespaces): not run here; run 'sudo make e2e'"; fi
+
+.PHONY: e2e
+e2e: test-deps ## End to end under Argo's own workflow-controller, real steps, real SSH and ansible-playbook (root).
+	hack/control-plane.sh argo >/dev/null
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags e2e -count=1 -v -timeout 20m ./test/e2e/
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

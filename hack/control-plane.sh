@@ -15,6 +15,8 @@ set -euo pipefail
 
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KUBE_VERSION="${KUBE_VERSION:-v1.33.13}"
+# The same Argo version as the imported types (go.mod).
+ARGO_VERSION="${ARGO_VERSION:-v3.7.18}"
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cache_base="${BPA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpa-workflow-controller}"
@@ -108,6 +110,30 @@ build_kube() {
   rmdir "$cache/kube.tmp"
 }
 
+# build_argo builds one of Argo's commands (the workflow-controller; the argo CLI cannot be
+# built from the module: it embeds the UI's build output, which the module does not carry) in a
+# wrapper module that copies the one replace line of Argo's own go.mod (tablewriter).
+build_argo() {
+  local dir="$argo_cache/build"
+  rm -rf "$dir" && mkdir -p "$dir"
+  {
+    echo "module bpa.local/build-argo"
+    echo
+    echo "go 1.25.7"
+    echo
+    echo "require github.com/argoproj/argo-workflows/v3 $ARGO_VERSION"
+    echo
+    echo "replace github.com/olekukonko/tablewriter => github.com/olekukonko/tablewriter v0.0.5"
+  } >"$dir/go.mod"
+  local bin="$1"
+  say "building Argo's $bin $ARGO_VERSION (a few minutes on 2 cores)"
+  run_build "$bin $ARGO_VERSION" "$dir/build.log" \
+    env -C "$dir" CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off \
+    go build -trimpath -ldflags "-s -w" -o "$argo_cache/$bin.tmp" "github.com/argoproj/argo-workflows/v3/cmd/$bin"
+  mv "$argo_cache/$bin.tmp" "$argo_cache/$bin"
+  rm -rf "$dir"
+}
+
 mkdir -p "$cache"
 # One build at a time per cache: a second make (another clone, say) waits for the first.
 exec 9>"$cache/.lock"
@@ -121,4 +147,15 @@ mkdir -p "$link_dir"
 for b in etcd kube-apiserver kubectl; do
   ln -sfn "$cache/$b" "$link_dir/$b"
 done
+
+# Argo's workflow-controller only when asked (`hack/control-plane.sh argo`): the end-to-end
+# suite and the demo run it; the other tests do not need it.
+if [ "${1:-}" = argo ]; then
+  argo_cache="$cache_base/argo-$ARGO_VERSION"
+  mkdir -p "$argo_cache"
+  for b in workflow-controller; do
+    [ -x "$argo_cache/$b" ] || build_argo "$b"
+    ln -sfn "$argo_cache/$b" "$link_dir/$b"
+  done
+fi
 echo "$link_dir"

@@ -1,0 +1,684 @@
+//go:build e2e
+
+// Package e2e_test runs the whole product for real on this machine: a Provisioning and a
+// Software CR applied to a real kube-apiserver, compiled by the controller, run by Argo's own
+// workflow-controller, with our real steps (run by test/e2e/podrunner in place of a container
+// runtime) reaching test hosts over real SSH, and kubespray's playbooks run by a real
+// ansible-playbook (only the playbooks themselves are stood in for: test/e2e/kubespray).
+//
+// Run it with `make e2e` (root: mount namespaces).
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/test/e2e/podrunner"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
+)
+
+const (
+	namespace      = "bpa-e2e"
+	cluster        = "cluster-e2e"
+	stepImage      = "bpa-workflow-controller:e2e"
+	kubesprayImage = "kubespray:e2e"
+	kubectlImage   = "bitnami/kubectl:1.33.4"
+	// stageWait bounds each stage: Argo's requeue is 1 s here, and one retry backs off 30 s.
+	stageWait = 3 * time.Minute
+)
+
+var envClient client.Client
+
+// say narrates the run (go test -v shows it; `make demo` prints it).
+func say(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Logf("==> "+format, args...)
+}
+
+type suite struct {
+	t          *testing.T
+	env        *testenv.Env
+	c          client.Client
+	hosts      []*testHost
+	scratch    string
+	kubeconfig string // the admin's
+	failure    string // a file: while it exists, the next install-software fails once (retryable)
+	// finalFailure: while it exists, the next install-software fails for good (exit 1).
+	finalFailure string
+	// argoDone is closed when Argo's workflow-controller exits (it must not, during the run).
+	argoDone chan struct{}
+}
+
+func TestEndToEnd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the end-to-end suite needs root (mount namespaces for the pods and the hosts)")
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	s := setUp(t)
+
+	// The cluster: master-1 and worker-1, with a KUD plugin.
+	p := &bpav1.Provisioning{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e", Namespace: namespace, Labels: map[string]string{bpav1.ClusterLabel: cluster}},
+		Spec: bpav1.ProvisioningSpec{
+			Masters:      []bpav1.HostEntry{{"master-1": {MACAddress: s.hosts[0].MAC}}},
+			Workers:      []bpav1.HostEntry{{"worker-1": {MACAddress: s.hosts[1].MAC}}},
+			KUDPlugins:   []string{"multus"},
+			PodSubnet:    "10.244.64.0/18",
+			HostSelector: &bpav1.HostSelector{Namespaces: []string{namespace}},
+		},
+	}
+	say(t, "kubectl apply Provisioning %s (master-1, worker-1, plugin multus)", p.Name)
+	must(t, s.c.Create(ctx(), p))
+	s.waitProvisioningReady(p, 1)
+	cur := s.provisioning(p)
+	if len(cur.Status.Hosts) != 2 || cur.Status.Hosts[0].IP != s.hosts[0].IP {
+		t.Errorf("hosts in status: %+v", cur.Status.Hosts)
+	}
+	s.checkClaims(p, 2)
+	s.checkKubeconfig()
+	if got := s.hosts[0].file("admin.conf"); got == "" {
+		t.Errorf("ansible-playbook wrote no admin.conf on master-1")
+	}
+	for _, h := range s.hosts[:2] {
+		if got := h.file("joined"); !strings.Contains(got, "10.244.64.0/18") {
+			t.Errorf("%s joined with %q; want the pod subnet passed as an extra var", h.Name, got)
+		}
+	}
+	s.checkPluginApplied()
+
+	sw := &bpav1.Software{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-software", Namespace: namespace, Labels: map[string]string{bpav1.ClusterLabel: cluster}},
+		Spec: bpav1.SoftwareSpec{
+			MasterSoftware: []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "htop"}},
+			WorkerSoftware: []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "jq", Version: "1.6-2"}},
+		},
+	}
+	say(t, "kubectl apply Software %s", sw.Name)
+	must(t, s.c.Create(ctx(), sw))
+	s.waitSoftwareReady(sw, 1, 2)
+
+	say(t, "add worker-2: a scale Workflow for it alone, then software for it alone")
+	patch(t, s.c, p, func(p *bpav1.Provisioning) {
+		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker-2": {MACAddress: s.hosts[2].MAC}})
+	})
+	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 2)
+	if args := strings.Join(wf.GetTemplateByName("run-kubespray").Container.Args, " "); !strings.Contains(args, "--limit=worker-2 scale.yml") {
+		t.Errorf("generation 2 runs %q", args)
+	}
+	s.waitProvisioningReady(p, 2)
+	if got := s.hosts[2].file("joined"); got != "worker-2 scaled" {
+		t.Errorf("worker-2 joined with %q, want the scale stand-in's mark", got)
+	}
+	if got := s.hosts[1].file("joined"); !strings.Contains(got, "10.244.64.0/18") {
+		t.Errorf("worker-1 was touched by the scale run: %q", got)
+	}
+	s.waitSoftwareReady(sw, 1, 3)
+
+	say(t, "a step fails once: Argo's retry recovers")
+	must(t, os.WriteFile(s.failure, nil, 0o644))
+	patch(t, s.c, sw, func(sw *bpav1.Software) {
+		sw.Spec.WorkerSoftware = append(sw.Spec.WorkerSoftware, bpav1.SoftwarePackage{Name: "tmux"})
+	})
+	s.waitSoftwareReady(sw, 2, 3)
+	if _, err := os.Stat(s.failure); err == nil {
+		t.Errorf("the injected failure never happened")
+	}
+	retried := false
+	for _, w := range s.workflows(bpav1.WorkflowKindSoftware, sw.Name) {
+		for _, n := range w.Status.Nodes {
+			if n.Type == wfv1.NodeTypePod && n.Phase == wfv1.NodeFailed && strings.Contains(n.Message, "exit code 75") {
+				retried = true
+			}
+		}
+	}
+	if !retried {
+		t.Errorf("no failed attempt with exit code 75 in the Software Workflows")
+	}
+
+	say(t, "a step fails for good: the Software stalls; `argo retry` restarts the Workflow, and the CR follows")
+	must(t, os.WriteFile(s.finalFailure, nil, 0o644))
+	patch(t, s.c, sw, func(sw *bpav1.Software) {
+		sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "tmux"})
+	})
+	s.eventually("the Software stalled on the failure", func() error {
+		cur := &bpav1.Software{}
+		must(t, s.c.Get(ctx(), client.ObjectKeyFromObject(sw), cur))
+		c := condition(cur.Status.Conditions, bpav1.ConditionStalled)
+		if c == nil || c.ObservedGeneration != 3 || !strings.Contains(c.Message, "disk full") {
+			return fmt.Errorf("not stalled on it: %+v", cur.Status.Conditions)
+		}
+		say(t, "software/%s %s: %s", cur.Name, cur.Status.Phase, cur.Status.Message)
+		return nil
+	})
+	failed := s.waitWorkflow(bpav1.WorkflowKindSoftware, sw.Name, 3)
+	s.argoRetry(failed)
+	s.waitSoftwareReady(sw, 3, 3)
+	if n := len(s.workflows(bpav1.WorkflowKindSoftware, sw.Name)); n != 4 {
+		t.Errorf("%d Software Workflows, want 4: the retried one restarted in place", n)
+	}
+}
+
+// argoRetry restarts a failed Workflow in place as `argo retry` does (Argo's CLI cannot be built
+// from its module: it embeds the UI's build output): failed pod nodes are removed from the
+// status and their pods deleted, failed parents (the DAG, retry nodes) are reset to Running,
+// and the Workflow is Running again; Argo's controller then runs the failed tasks anew.
+func (s *suite) argoRetry(wf *wfv1.Workflow) {
+	s.t.Helper()
+	var pods []string
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &wfv1.Workflow{}
+		if err := s.c.Get(ctx(), client.ObjectKeyFromObject(wf), cur); err != nil {
+			return err
+		}
+		if cur.Status.Phase != wfv1.WorkflowFailed && cur.Status.Phase != wfv1.WorkflowError {
+			return fmt.Errorf("cannot retry a Workflow in phase %s", cur.Status.Phase)
+		}
+		pods = nil
+		removed := map[string]bool{}
+		for id, n := range cur.Status.Nodes {
+			if !n.FailedOrError() {
+				continue
+			}
+			if n.Type == wfv1.NodeTypePod {
+				removed[id] = true
+				pods = append(pods, podName(cur, n))
+				delete(cur.Status.Nodes, id)
+				delete(cur.Status.TaskResultsCompletionStatus, id)
+				continue
+			}
+			n.Phase, n.Message, n.FinishedAt = wfv1.NodeRunning, "", metav1.Time{}
+			cur.Status.Nodes[id] = n
+		}
+		for id, n := range cur.Status.Nodes {
+			n.Children = slices.DeleteFunc(n.Children, func(c string) bool { return removed[c] })
+			cur.Status.Nodes[id] = n
+		}
+		cur.Status.Phase, cur.Status.Message, cur.Status.FinishedAt = wfv1.WorkflowRunning, "", metav1.Time{}
+		cur.Labels["workflows.argoproj.io/completed"] = "false"
+		cur.Labels["workflows.argoproj.io/phase"] = string(wfv1.NodeRunning)
+		return s.c.Update(ctx(), cur)
+	})
+	must(s.t, err)
+	for _, name := range pods {
+		_ = s.c.Delete(ctx(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: wf.Namespace, Name: name}})
+	}
+	say(s.t, "argo retry %s: %d failed pods deleted, the Workflow is Running again", wf.Name, len(pods))
+}
+
+// podName is the pod of a pod node, as Argo names it (v2 naming: workflow-template-hash).
+func podName(wf *wfv1.Workflow, n wfv1.NodeStatus) string {
+	var list corev1.PodList
+	_ = envClient.List(ctx(), &list, client.InNamespace(wf.Namespace))
+	for _, p := range list.Items {
+		if p.Annotations["workflows.argoproj.io/node-id"] == n.ID {
+			return p.Name
+		}
+	}
+	return n.ID
+}
+
+func setUp(t *testing.T) *suite {
+	t.Helper()
+	root := testenv.RepoRoot()
+	argoController := filepath.Join(root, "bin", "k8s", "workflow-controller")
+	if _, err := os.Stat(argoController); err != nil {
+		t.Fatalf("Argo's workflow-controller is not built: run `make e2e` (hack/control-plane.sh argo)")
+	}
+	// Scratch space outside /tmp: every pod gets a private /tmp, which would hide it.
+	must(t, os.MkdirAll(filepath.Join(root, "bin", "e2e"), 0o755))
+	scratch, err := os.MkdirTemp(filepath.Join(root, "bin", "e2e"), "run-")
+	must(t, err)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = os.RemoveAll(scratch)
+		}
+	})
+	s := &suite{t: t, scratch: scratch}
+	s.failure = filepath.Join(s.scratch, "fail-once")
+	s.finalFailure = filepath.Join(s.scratch, "fail-final")
+
+	say(t, "building bpa-workflow-controller")
+	binary := filepath.Join(s.scratch, "bpa-workflow-controller")
+	build := exec.Command("go", "build", "-o", binary, "./cmd/bpa-workflow-controller")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	say(t, "starting kube-apiserver and etcd")
+	env, err := testenv.Start()
+	must(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	s.env, s.c = env, env.Client
+	envClient = env.Client
+	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	must(t, err)
+	adminKubeconfig, err := admin.KubeConfig()
+	must(t, err)
+	kubeconfig := filepath.Join(s.scratch, "kubeconfig")
+	must(t, os.WriteFile(kubeconfig, adminKubeconfig, 0o600))
+	s.kubeconfig = kubeconfig
+
+	must(t, s.c.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))
+	must(t, s.c.Create(ctx(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bpa-workflow-step", Namespace: namespace}}))
+	must(t, s.c.Create(ctx(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "workflow-controller-configmap", Namespace: namespace}}))
+	templates, err := workflows.PluginTemplates()
+	must(t, err)
+	for _, wt := range templates {
+		wt.Namespace = namespace
+		must(t, s.c.Create(ctx(), wt))
+	}
+
+	// The hosts: loopback addresses, each with its sshd and private /etc/kubernetes.
+	s.hosts = []*testHost{
+		{Name: "node-1", IP: "127.0.0.11", MAC: "52:54:00:e2:e0:11"},
+		{Name: "node-2", IP: "127.0.0.12", MAC: "52:54:00:e2:e0:12"},
+		{Name: "node-3", IP: "127.0.0.13", MAC: "52:54:00:e2:e0:13"},
+	}
+	clusterKey := newPEMKey(t)
+	signer, err := ssh.ParsePrivateKey(clusterKey)
+	must(t, err)
+	startHosts(t, signer.PublicKey(), s.hosts)
+	must(t, s.c.Create(ctx(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: cluster + "-ssh-key", Namespace: namespace},
+		Type:       corev1.SecretTypeSSHAuth,
+		Data:       map[string][]byte{corev1.SSHAuthPrivateKey: clusterKey},
+	}))
+	for i, h := range s.hosts {
+		s.bareMetalHost(h, 8+i*8, 16384)
+	}
+
+	// The "new cluster" is the local API server: kubespray's stand-in copies this admin.conf to
+	// the masters. Each master's address forwards to the API server, whose certificate is for
+	// localhost.
+	apiURL, err := url.Parse(env.Config.Host)
+	must(t, err)
+	newCluster, err := clientcmd.Load(adminKubeconfig)
+	must(t, err)
+	for _, c := range newCluster.Clusters {
+		c.TLSServerName = "localhost"
+	}
+	newClusterRaw, err := clientcmd.Write(*newCluster)
+	must(t, err)
+	adminConf := filepath.Join(s.scratch, "admin.conf")
+	must(t, os.WriteFile(adminConf, newClusterRaw, 0o600))
+	for _, h := range s.hosts {
+		forward(t, net.JoinHostPort(h.IP, apiURL.Port()), apiURL.Host)
+	}
+
+	say(t, "starting Argo's workflow-controller (namespaced, requeue 1 s)")
+	argoLog, err := os.Create(filepath.Join(s.scratch, "workflow-controller.log"))
+	must(t, err)
+	// Argo finds its config map in its own namespace: the kubeconfig context's.
+	argoConfig, err := clientcmd.Load(adminKubeconfig)
+	must(t, err)
+	for _, c := range argoConfig.Contexts {
+		c.Namespace = namespace
+	}
+	argoKubeconfig := filepath.Join(s.scratch, "argo-kubeconfig")
+	must(t, clientcmd.WriteToFile(*argoConfig, argoKubeconfig))
+	argo := exec.Command(argoController, "--namespaced", "--managed-namespace", namespace,
+		"--configmap", "workflow-controller-configmap", "--executor-image", "argoexec:e2e", "--loglevel", "info")
+	argo.Env = append(os.Environ(), "KUBECONFIG="+argoKubeconfig, "LEADER_ELECTION_DISABLE=true", "DEFAULT_REQUEUE_TIME=1s")
+	argo.Stdout, argo.Stderr = argoLog, argoLog
+	must(t, argo.Start())
+	s.argoDone = make(chan struct{})
+	go func() { _ = argo.Wait(); close(s.argoDone) }()
+	t.Cleanup(func() {
+		_ = argo.Process.Kill()
+		<-s.argoDone
+		if t.Failed() {
+			raw, _ := os.ReadFile(argoLog.Name())
+			lines := strings.Split(string(raw), "\n")
+			t.Logf("workflow-controller log (last 40 lines):\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+	})
+
+	say(t, "starting bpa-workflow-controller")
+	plugins, err := workflows.Plugins()
+	must(t, err)
+	opts := compile.DefaultOptions(plugins)
+	opts.StepImage, opts.KubesprayImage = stepImage, kubesprayImage
+	mgr, err := manager.New(env.Config, manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0", Compile: opts})
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = mgr.Start(ctx) }()
+
+	var mu sync.Mutex // the fan-out's pods create their databases concurrently
+	// The pod runner: our step image is the binary just built; kubespray's is ansible-playbook
+	// in the stand-in playbooks' directory; kubectl's is the kubectl built with the control plane.
+	// Each node has its own throwaway dpkg database and installer (the hosts share the
+	// machine's filesystem, never its package database).
+	dpkgOf := func(node string) (admindir, installer string) {
+		admindir = filepath.Join(s.scratch, "dpkg", node)
+		installer = filepath.Join(admindir, "install")
+		if _, err := os.Stat(installer); err != nil {
+			must(t, os.MkdirAll(admindir, 0o755))
+			must(t, os.WriteFile(filepath.Join(admindir, "status"), []byte(dpkgStatus), 0o644))
+			must(t, os.WriteFile(installer, []byte(fmt.Sprintf(fakeInstaller, filepath.Join(admindir, "status"))), 0o755))
+		}
+		return admindir, installer
+	}
+	manifest := filepath.Join(s.scratch, "plugin.yaml")
+	must(t, os.WriteFile(manifest, []byte(pluginManifest), 0o644))
+	runner := &podrunner.Runner{
+		Client: s.c, Namespace: namespace, NodeName: "e2e-node",
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=/tmp", "KUBECONFIG=" + kubeconfig, "BPA_E2E_ADMIN_CONF=" + adminConf,
+			"ANSIBLE_HOST_KEY_CHECKING=False"},
+		Images: map[string]podrunner.Image{
+			stepImage: {Binary: binary, Rewrite: func(args []string) []string {
+				if len(args) > 2 && args[2] == "install-software" {
+					if _, err := os.Stat(s.failure); err == nil {
+						_ = os.Remove(s.failure)
+						return []string{"/bin/sh", "-c", "echo 'injected failure: node not answering' >&2; exit 75"}
+					}
+					if _, err := os.Stat(s.finalFailure); err == nil {
+						_ = os.Remove(s.finalFailure)
+						return []string{"/bin/sh", "-c", "echo 'injected failure: disk full' >&2; exit 1"}
+					}
+					var node string
+					for _, a := range args {
+						if v, ok := strings.CutPrefix(a, "--node="); ok {
+							node = v
+						}
+					}
+					admindir, installer := dpkgOf(node)
+					mu.Lock()
+					defer mu.Unlock()
+					return append(args, "--dpkg-admindir="+admindir, "--install-command="+installer)
+				}
+				return args
+			}},
+			kubesprayImage: {Dir: filepath.Join(root, "test", "e2e", "kubespray")},
+			kubectlImage: {Binary: filepath.Join(root, "bin", "k8s", "kubectl"), Rewrite: func(args []string) []string {
+				for i, a := range args {
+					if strings.HasPrefix(a, "https://") {
+						args[i] = manifest // the plugin's manifest, stood in: no internet here
+					}
+				}
+				return args
+			}},
+		},
+		Log:        testWriter{t},
+		ScratchDir: s.scratch,
+	}
+	go func() { defer wg.Done(); _ = runner.Run(ctx) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return s
+}
+
+// pluginManifest stands in for a KUD plugin's manifest: kubectl applies it for real, into the
+// "new cluster", through the fetched kubeconfig.
+const pluginManifest = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kud-plugin-stand-in
+  namespace: default
+data:
+  applied-by: bpa-plugin template
+`
+
+// dpkgStatus and fakeInstaller: the nodes' package database is a throwaway one.
+const dpkgStatus = `Package: bash
+Status: install ok installed
+Version: 5.2.15-2+b2
+Architecture: amd64
+Maintainer: e2e
+Description: e2e
+
+Package: jq
+Status: install ok installed
+Version: 1.5+dfsg-1
+Architecture: amd64
+Maintainer: e2e
+Description: e2e
+
+`
+
+const fakeInstaller = `#!/bin/sh
+status=%q
+for arg in "$@"; do
+  name=${arg%%%%=*}; ver=${arg#*=}; [ "$name" = "$arg" ] && ver=1.0-1
+  awk -v p="$name" 'BEGIN{RS="";ORS="\n\n"} $0 !~ ("^Package: " p "\n") {print}' "$status" > "$status.new"
+  printf 'Package: %%s\nStatus: install ok installed\nVersion: %%s\nArchitecture: amd64\nMaintainer: e2e\nDescription: e2e\n\n' "$name" "$ver" >> "$status.new"
+  mv "$status.new" "$status"
+done
+`
+
+func (s *suite) bareMetalHost(h *testHost, cpus, ramMiB int) {
+	bmh := &metal3v1alpha1.BareMetalHost{
+		ObjectMeta: metav1.ObjectMeta{Name: h.Name, Namespace: namespace},
+		Spec:       metal3v1alpha1.BareMetalHostSpec{Online: true, BootMACAddress: h.MAC},
+	}
+	must(s.t, s.c.Create(ctx(), bmh))
+	bmh.Status = metal3v1alpha1.BareMetalHostStatus{
+		OperationalStatus: metal3v1alpha1.OperationalStatusOK,
+		Provisioning:      metal3v1alpha1.ProvisionStatus{State: metal3v1alpha1.StateProvisioned},
+		HardwareDetails: &metal3v1alpha1.HardwareDetails{
+			CPU:          metal3v1alpha1.CPU{Count: cpus},
+			RAMMebibytes: ramMiB,
+			NIC:          []metal3v1alpha1.NIC{{Name: "eno1", MAC: h.MAC, IP: h.IP}},
+			Hostname:     h.Name,
+		},
+	}
+	must(s.t, s.c.Status().Update(ctx(), bmh))
+}
+
+func (s *suite) provisioning(p *bpav1.Provisioning) *bpav1.Provisioning {
+	cur := &bpav1.Provisioning{}
+	must(s.t, s.c.Get(ctx(), client.ObjectKeyFromObject(p), cur))
+	return cur
+}
+
+func (s *suite) workflows(kind, name string) []wfv1.Workflow {
+	var list wfv1.WorkflowList
+	must(s.t, s.c.List(ctx(), &list, client.InNamespace(namespace), client.MatchingLabels{bpav1.WorkflowKindLabel: kind, bpav1.WorkflowNameLabel: name}))
+	return list.Items
+}
+
+func (s *suite) waitWorkflow(kind, name string, generation int64) *wfv1.Workflow {
+	s.t.Helper()
+	var found *wfv1.Workflow
+	s.eventually(fmt.Sprintf("a %s Workflow of generation %d", kind, generation), func() error {
+		for _, w := range s.workflows(kind, name) {
+			if w.Labels[bpav1.WorkflowGenerationLabel] == fmt.Sprint(generation) {
+				found = w.DeepCopy()
+				return nil
+			}
+		}
+		return fmt.Errorf("none")
+	})
+	return found
+}
+
+func (s *suite) waitProvisioningReady(p *bpav1.Provisioning, generation int64) {
+	s.t.Helper()
+	last := ""
+	s.eventually(fmt.Sprintf("Provisioning %s Ready at generation %d", p.Name, generation), func() error {
+		cur := s.provisioning(p)
+		line := fmt.Sprintf("provisioning/%s %s %s %s", cur.Name, cur.Status.Phase, cur.Status.Progress, cur.Status.WorkflowName)
+		if line != last {
+			say(s.t, "%s", line)
+			last = line
+		}
+		if stalled := condition(cur.Status.Conditions, bpav1.ConditionStalled); stalled != nil && stalled.Status == metav1.ConditionTrue {
+			s.t.Fatalf("Provisioning stalled: %s", stalled.Message)
+		}
+		if c := condition(cur.Status.Conditions, bpav1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != generation {
+			return fmt.Errorf("not Ready: %+v", cur.Status.WorkflowStatus)
+		}
+		return nil
+	})
+}
+
+func (s *suite) waitSoftwareReady(sw *bpav1.Software, generation int64, nodes int) {
+	s.t.Helper()
+	last := ""
+	s.eventually(fmt.Sprintf("Software %s Ready at generation %d on %d nodes", sw.Name, generation, nodes), func() error {
+		cur := &bpav1.Software{}
+		must(s.t, s.c.Get(ctx(), client.ObjectKeyFromObject(sw), cur))
+		line := fmt.Sprintf("software/%s %s %s %s", cur.Name, cur.Status.Phase, cur.Status.Progress, cur.Status.WorkflowName)
+		if line != last {
+			say(s.t, "%s", line)
+			last = line
+		}
+		if stalled := condition(cur.Status.Conditions, bpav1.ConditionStalled); stalled != nil && stalled.Status == metav1.ConditionTrue {
+			s.t.Fatalf("Software stalled: %s", stalled.Message)
+		}
+		if c := condition(cur.Status.Conditions, bpav1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != generation {
+			return fmt.Errorf("not Ready")
+		}
+		if len(cur.Status.Nodes) != nodes {
+			return fmt.Errorf("%d node reports", len(cur.Status.Nodes))
+		}
+		for _, n := range cur.Status.Nodes {
+			say(s.t, "  node %s (%s): changed %v, unchanged %d", n.Node, n.Role, n.Changed, n.Unchanged)
+		}
+		return nil
+	})
+}
+
+func (s *suite) checkClaims(p *bpav1.Provisioning, want int) {
+	var hosts metal3v1alpha1.BareMetalHostList
+	must(s.t, s.c.List(ctx(), &hosts, client.InNamespace(namespace)))
+	claimed := 0
+	for _, h := range hosts.Items {
+		if ref := h.Spec.ConsumerRef; ref != nil && ref.Name == p.Name {
+			claimed++
+		}
+	}
+	if claimed != want {
+		s.t.Errorf("%d BareMetalHosts claimed by %s, want %d", claimed, p.Name, want)
+	}
+}
+
+func (s *suite) checkKubeconfig() {
+	sec := &corev1.Secret{}
+	must(s.t, s.c.Get(ctx(), client.ObjectKey{Namespace: namespace, Name: cluster + "-kubeconfig"}, sec))
+	cfg, err := clientcmd.Load(sec.Data["value"])
+	must(s.t, err)
+	for _, c := range cfg.Clusters {
+		if !strings.HasPrefix(c.Server, "https://"+s.hosts[0].IP+":") {
+			s.t.Errorf("the fetched kubeconfig points at %s, want master-1 (%s)", c.Server, s.hosts[0].IP)
+		}
+	}
+	known := &corev1.Secret{}
+	must(s.t, s.c.Get(ctx(), client.ObjectKey{Namespace: namespace, Name: cluster + "-known-hosts"}, known))
+	if len(known.Data) == 0 {
+		s.t.Errorf("no host key pinned")
+	}
+	say(s.t, "Secret %s-kubeconfig points at %s; %d host keys pinned", cluster, s.hosts[0].IP, len(known.Data))
+}
+
+func (s *suite) checkPluginApplied() {
+	cm := &corev1.ConfigMap{}
+	if err := s.c.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "kud-plugin-stand-in"}, cm); err != nil {
+		s.t.Errorf("the multus plugin template applied nothing into the new cluster: %v", err)
+		return
+	}
+	say(s.t, "KUD plugin multus applied into the new cluster through the fetched kubeconfig")
+}
+
+func (s *suite) eventually(what string, cond func() error) {
+	s.t.Helper()
+	deadline := time.Now().Add(stageWait)
+	for {
+		select {
+		case <-s.argoDone:
+			s.t.Fatalf("%s: Argo's workflow-controller exited", what)
+		default:
+		}
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: not within %s: %v", what, stageWait, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func condition(conds []metav1.Condition, typ string) *metav1.Condition {
+	i := slices.IndexFunc(conds, func(c metav1.Condition) bool { return c.Type == typ })
+	if i < 0 {
+		return nil
+	}
+	return &conds[i]
+}
+
+func patch[T client.Object](t *testing.T, c client.Client, obj T, mutate func(T)) {
+	t.Helper()
+	for range 10 {
+		must(t, c.Get(ctx(), client.ObjectKeyFromObject(obj), obj))
+		mutate(obj)
+		if err := c.Update(ctx(), obj); err == nil {
+			return
+		}
+	}
+	t.Fatalf("updating %s: conflicts", obj.GetName())
+}
+
+// forward relays TCP from a host's address to the API server, for the test's lifetime.
+func forward(t *testing.T, from, to string) {
+	t.Helper()
+	l, err := net.Listen("tcp", from)
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer in.Close()
+				out, err := net.Dial("tcp", to)
+				if err != nil {
+					return
+				}
+				defer out.Close()
+				go func() { _, _ = io.Copy(out, in) }()
+				_, _ = io.Copy(in, out)
+			}()
+		}
+	}()
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func ctx() context.Context { return context.Background() }
