@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Go, idempotently: ansible-core (ansible-inventory parses
-# every rendered inventory) and openssh-server (the SSH steps are tested against a real sshd on
-# 127.0.0.1; the package's own service is not started). Needs root, or sudo, for apt-get.
+# every rendered inventory), openssh-server (the SSH steps are tested against a real sshd; the
+# package's own service is not started), dnsmasq-base and busybox (the end-to-end suite's DHCP
+# server and client). Needs root, or sudo, for apt-get.
 set -euo pipefail
 
 need=()
 command -v ansible-inventory >/dev/null 2>&1 || need+=(ansible-core)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+# The end-to-end suite's site: dnsmasq hands out the hosts' addresses, busybox's udhcpc asks.
+command -v dnsmasq >/dev/null 2>&1 || need+=(dnsmasq-base)
+command -v busybox >/dev/null 2>&1 || need+=(busybox)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,8 @@ LogLevel ERROR
 	}
 	defer logFile.Close()
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	// Die with the test process, even when it is killed before its cleanups run.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting sshd: %v", err)
 	}

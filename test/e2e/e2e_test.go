@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,6 +40,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/test/e2e/podrunner"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
@@ -251,9 +252,9 @@ func setUp(t *testing.T) *suite {
 	if _, err := os.Stat(argoController); err != nil {
 		t.Fatalf("Argo's workflow-controller is not built: run `make e2e` (hack/control-plane.sh argo)")
 	}
-	// Scratch space outside /tmp: every pod gets a private /tmp, which would hide it.
-	must(t, os.MkdirAll(filepath.Join(root, "bin", "e2e"), 0o755))
-	scratch, err := os.MkdirTemp(filepath.Join(root, "bin", "e2e"), "run-")
+	// Scratch space outside /tmp: every pod gets a private /tmp, which would hide it (and the
+	// checkout itself may be under /tmp: what the pods run is copied or resolved out of it).
+	scratch, err := os.MkdirTemp("/var/tmp", "bpa-e2e-")
 	must(t, err)
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -288,7 +289,15 @@ func setUp(t *testing.T) *suite {
 
 	must(t, s.c.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))
 	must(t, s.c.Create(ctx(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bpa-workflow-step", Namespace: namespace}}))
-	must(t, s.c.Create(ctx(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "workflow-controller-configmap", Namespace: namespace}}))
+	// Argo's metrics and telemetry servers are off: nothing of the suite listens beyond what it
+	// needs, and two runs on one machine do not fight over Argo's fixed ports.
+	must(t, s.c.Create(ctx(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "workflow-controller-configmap", Namespace: namespace},
+		Data: map[string]string{
+			"metricsConfig":   "enabled: false\n",
+			"telemetryConfig": "enabled: false\n",
+		},
+	}))
 	templates, err := workflows.PluginTemplates()
 	must(t, err)
 	for _, wt := range templates {
@@ -296,16 +305,22 @@ func setUp(t *testing.T) *suite {
 		must(t, s.c.Create(ctx(), wt))
 	}
 
-	// The hosts: loopback addresses, each with its sshd and private /etc/kubernetes.
+	// The site: hosts in network namespaces on a bridge, addressed by dnsmasq, each with its
+	// sshd and private /etc/kubernetes.
+	say(t, "starting the site: a bridge, dnsmasq, and 3 hosts in network namespaces with sshd")
 	s.hosts = []*testHost{
-		{Name: "node-1", IP: "127.0.0.11", MAC: "52:54:00:e2:e0:11"},
-		{Name: "node-2", IP: "127.0.0.12", MAC: "52:54:00:e2:e0:12"},
-		{Name: "node-3", IP: "127.0.0.13", MAC: "52:54:00:e2:e0:13"},
+		{Name: "node-1", MAC: "52:54:00:e2:e0:11"},
+		{Name: "node-2", MAC: "52:54:00:e2:e0:12"},
+		{Name: "node-3", MAC: "52:54:00:e2:e0:13"},
 	}
+	site := startSite(t, s.scratch)
+	site.startDHCP(t, s.scratch, s.hosts)
 	clusterKey := newPEMKey(t)
 	signer, err := ssh.ParsePrivateKey(clusterKey)
 	must(t, err)
-	startHosts(t, signer.PublicKey(), s.hosts)
+	site.startHosts(t, signer.PublicKey(), s.hosts)
+	leaseText, _ := os.ReadFile(site.LeaseFile)
+	say(t, "dnsmasq leased: %s", strings.Join(strings.Split(strings.TrimSpace(string(leaseText)), "\n"), "; "))
 	must(t, s.c.Create(ctx(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: cluster + "-ssh-key", Namespace: namespace},
 		Type:       corev1.SecretTypeSSHAuth,
@@ -330,7 +345,7 @@ func setUp(t *testing.T) *suite {
 	adminConf := filepath.Join(s.scratch, "admin.conf")
 	must(t, os.WriteFile(adminConf, newClusterRaw, 0o600))
 	for _, h := range s.hosts {
-		forward(t, net.JoinHostPort(h.IP, apiURL.Port()), apiURL.Host)
+		forwardFrom(t, h, apiURL.Port(), apiURL.Host)
 	}
 
 	say(t, "starting Argo's workflow-controller (namespaced, requeue 1 s)")
@@ -348,6 +363,7 @@ func setUp(t *testing.T) *suite {
 		"--configmap", "workflow-controller-configmap", "--executor-image", "argoexec:e2e", "--loglevel", "info")
 	argo.Env = append(os.Environ(), "KUBECONFIG="+argoKubeconfig, "LEADER_ELECTION_DISABLE=true", "DEFAULT_REQUEUE_TIME=1s")
 	argo.Stdout, argo.Stderr = argoLog, argoLog
+	argo.SysProcAttr = dieWithTest()
 	must(t, argo.Start())
 	s.argoDone = make(chan struct{})
 	go func() { _ = argo.Wait(); close(s.argoDone) }()
@@ -366,6 +382,8 @@ func setUp(t *testing.T) *suite {
 	must(t, err)
 	opts := compile.DefaultOptions(plugins)
 	opts.StepImage, opts.KubesprayImage = stepImage, kubesprayImage
+	// resolve-leases reads the lease file dnsmasq wrote (the BareMetalHosts carry no IPs).
+	opts.LeaseFile, opts.LeaseFormat = site.LeaseFile, leases.FormatDnsmasq
 	mgr, err := manager.New(env.Config, manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0", Compile: opts})
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -374,6 +392,10 @@ func setUp(t *testing.T) *suite {
 	go func() { defer wg.Done(); _ = mgr.Start(ctx) }()
 
 	var mu sync.Mutex // the fan-out's pods create their databases concurrently
+	kubectl, err := filepath.EvalSymlinks(filepath.Join(root, "bin", "k8s", "kubectl"))
+	must(t, err)
+	playbooks := filepath.Join(s.scratch, "kubespray")
+	must(t, os.CopyFS(playbooks, os.DirFS(filepath.Join(root, "test", "e2e", "kubespray"))))
 	// The pod runner: our step image is the binary just built; kubespray's is ansible-playbook
 	// in the stand-in playbooks' directory; kubectl's is the kubectl built with the control plane.
 	// Each node has its own throwaway dpkg database and installer (the hosts share the
@@ -418,8 +440,8 @@ func setUp(t *testing.T) *suite {
 				}
 				return args
 			}},
-			kubesprayImage: {Dir: filepath.Join(root, "test", "e2e", "kubespray")},
-			kubectlImage: {Binary: filepath.Join(root, "bin", "k8s", "kubectl"), Rewrite: func(args []string) []string {
+			kubesprayImage: {Dir: playbooks},
+			kubectlImage: {Binary: kubectl, Rewrite: func(args []string) []string {
 				for i, a := range args {
 					if strings.HasPrefix(a, "https://") {
 						args[i] = manifest // the plugin's manifest, stood in: no internet here
@@ -486,7 +508,7 @@ func (s *suite) bareMetalHost(h *testHost, cpus, ramMiB int) {
 		HardwareDetails: &metal3v1alpha1.HardwareDetails{
 			CPU:          metal3v1alpha1.CPU{Count: cpus},
 			RAMMebibytes: ramMiB,
-			NIC:          []metal3v1alpha1.NIC{{Name: "eno1", MAC: h.MAC, IP: h.IP}},
+			NIC:          []metal3v1alpha1.NIC{{Name: "eno1", MAC: h.MAC}},
 			Hostname:     h.Name,
 		},
 	}
@@ -648,32 +670,6 @@ func patch[T client.Object](t *testing.T, c client.Client, obj T, mutate func(T)
 	t.Fatalf("updating %s: conflicts", obj.GetName())
 }
 
-// forward relays TCP from a host's address to the API server, for the test's lifetime.
-func forward(t *testing.T, from, to string) {
-	t.Helper()
-	l, err := net.Listen("tcp", from)
-	must(t, err)
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer in.Close()
-				out, err := net.Dial("tcp", to)
-				if err != nil {
-					return
-				}
-				defer out.Close()
-				go func() { _, _ = io.Copy(out, in) }()
-				_, _ = io.Copy(in, out)
-			}()
-		}
-	}()
-}
-
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) {
@@ -682,3 +678,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 func ctx() context.Context { return context.Background() }
+
+// dieWithTest makes a child process die with the test process, even when the test is killed
+// before its cleanups run.
+func dieWithTest() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }

@@ -5,49 +5,132 @@ package e2e_test
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/unix"
 )
 
-// testHost is a server as the end-to-end suite sees it: its own loopback address, a real
-// OpenSSH sshd on port 22 of that address, and a private /etc/kubernetes (sshd runs in its own
-// mount namespace), so each host has its own admin.conf and join marker.
+// testHost is a server as the end-to-end suite sees it: a network namespace joined by a veth to
+// the site's bridge, an address a real DHCP server (dnsmasq) handed to its MAC, a real OpenSSH
+// sshd on port 22, and a private /etc/kubernetes (sshd runs in its own mount namespace), so each
+// host has its own admin.conf and join marker.
 type testHost struct {
-	Name, IP, MAC string
-	Dir           string // holds its /etc/kubernetes
-	cmd           *exec.Cmd
+	Name, MAC string
+	IP        string // from the DHCP lease
+	NetNS     string
+	Dir       string // holds its /etc/kubernetes
+}
+
+// testSite is the hosts' network: a bridge namespace with dnsmasq, and a veth from the test's
+// own (root) namespace, through which the steps reach the hosts.
+type testSite struct {
+	prefix    string
+	Subnet    string // /24, the first three octets
+	LeaseFile string // dnsmasq's, as it wrote it
+	RootIP    string
 }
 
 // etcKubernetes is created as an empty mount point if missing, and removed at the end.
 const etcKubernetes = "/etc/kubernetes"
 
-// startHosts starts one sshd per host, accepting clientKey for root.
-func startHosts(t *testing.T, clientKey ssh.PublicKey, hosts []*testHost) {
+func run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// startSite builds the network and starts dnsmasq; every name carries a random prefix, and
+// everything is removed when the test ends.
+func startSite(t *testing.T, dir string) *testSite {
+	t.Helper()
+	suffix := make([]byte, 2)
+	_, _ = rand.Read(suffix)
+	s := &testSite{prefix: "bpae2e" + hex.EncodeToString(suffix), Subnet: "10.250.0", LeaseFile: filepath.Join(dir, "dnsmasq.leases")}
+	s.RootIP = s.Subnet + ".1"
+	br := s.prefix + "-br"
+	run(t, "ip", "netns", "add", br)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", br).Run() })
+	run(t, "ip", "-n", br, "link", "add", "br0", "type", "bridge")
+	run(t, "ip", "-n", br, "link", "set", "br0", "up")
+	run(t, "ip", "-n", br, "addr", "add", s.Subnet+".2/24", "dev", "br0")
+	rootLink := s.prefix // at most 15 characters
+	run(t, "ip", "link", "add", rootLink, "type", "veth", "peer", "name", "root", "netns", br)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", rootLink).Run() })
+	run(t, "ip", "addr", "add", s.RootIP+"/24", "dev", rootLink)
+	run(t, "ip", "link", "set", rootLink, "up")
+	run(t, "ip", "-n", br, "link", "set", "root", "master", "br0")
+	run(t, "ip", "-n", br, "link", "set", "root", "up")
+	return s
+}
+
+// startDHCP starts dnsmasq on the bridge, handing each host's MAC its address.
+func (s *testSite) startDHCP(t *testing.T, dir string, hosts []*testHost) {
+	t.Helper()
+	args := []string{"netns", "exec", s.prefix + "-br", "dnsmasq", "--keep-in-foreground", "--no-resolv", "--no-hosts", "--port=0",
+		"--interface=br0", "--bind-interfaces", "--dhcp-range=" + s.Subnet + ".100," + s.Subnet + ".200,255.255.255.0",
+		"--dhcp-leasefile=" + s.LeaseFile, "--pid-file=" + filepath.Join(dir, "dnsmasq.pid"),
+		"--log-facility=" + filepath.Join(dir, "dnsmasq.log")}
+	for i, h := range hosts {
+		args = append(args, fmt.Sprintf("--dhcp-host=%s,%s.%d", h.MAC, s.Subnet, 11+i))
+	}
+	cmd := exec.Command("ip", args...)
+	cmd.SysProcAttr = dieWithTest()
+	must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+}
+
+// startHosts creates each host's namespace, asks dnsmasq for its address (busybox udhcpc), and
+// starts its sshd, accepting clientKey for root.
+func (s *testSite) startHosts(t *testing.T, clientKey ssh.PublicKey, hosts []*testHost) {
 	t.Helper()
 	if _, err := os.Stat(etcKubernetes); os.IsNotExist(err) {
-		if err := os.Mkdir(etcKubernetes, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		must(t, os.Mkdir(etcKubernetes, 0o755))
 		t.Cleanup(func() { _ = os.Remove(etcKubernetes) })
 	}
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hosts {
+	must(t, os.MkdirAll("/run/sshd", 0o755))
+	script := filepath.Join(t.TempDir(), "udhcpc.script")
+	must(t, os.WriteFile(script, []byte("#!/bin/sh\n[ \"$1\" = bound ] && ip addr add \"$ip/24\" dev \"$interface\" && echo \"$ip\"\nexit 0\n"), 0o755))
+	br := s.prefix + "-br"
+	for i, h := range hosts {
+		h.NetNS = fmt.Sprintf("%s-h%d", s.prefix, i+1)
 		h.Dir = t.TempDir()
+		run(t, "ip", "netns", "add", h.NetNS)
+		ns := h.NetNS
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+		peer := fmt.Sprintf("h%d", i+1)
+		run(t, "ip", "-n", br, "link", "add", peer, "type", "veth", "peer", "name", "eth0", "netns", h.NetNS)
+		run(t, "ip", "-n", br, "link", "set", peer, "master", "br0")
+		run(t, "ip", "-n", br, "link", "set", peer, "up")
+		run(t, "ip", "-n", h.NetNS, "link", "set", "eth0", "address", h.MAC)
+		run(t, "ip", "-n", h.NetNS, "link", "set", "eth0", "up")
+		run(t, "ip", "-n", h.NetNS, "link", "set", "lo", "up")
+		out, err := exec.Command("timeout", "20", "ip", "netns", "exec", h.NetNS, "busybox", "udhcpc",
+			"-i", "eth0", "-n", "-q", "-f", "-t", "10", "-T", "1", "-s", script).Output()
+		if err != nil {
+			t.Fatalf("host %s: no DHCP lease: %v\n%s", h.Name, err, out)
+		}
+		h.IP = strings.TrimSpace(lastLineOf(string(out)))
+		if net.ParseIP(h.IP) == nil {
+			t.Fatalf("host %s: udhcpc printed %q", h.Name, out)
+		}
+
 		etc := filepath.Join(h.Dir, "etc-kubernetes")
 		must(t, os.MkdirAll(etc, 0o755))
-		hostKey := newPEMKey(t)
-		must(t, os.WriteFile(filepath.Join(h.Dir, "host_ed25519"), hostKey, 0o600))
+		must(t, os.WriteFile(filepath.Join(h.Dir, "host_ed25519"), newPEMKey(t), 0o600))
 		must(t, os.WriteFile(filepath.Join(h.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600))
 		config := fmt.Sprintf(`ListenAddress %s:22
 HostKey %s
@@ -64,16 +147,13 @@ LogLevel ERROR
 		must(t, os.WriteFile(filepath.Join(h.Dir, "sshd_config"), []byte(config), 0o600))
 		log, err := os.Create(filepath.Join(h.Dir, "sshd.log"))
 		must(t, err)
-		h.cmd = exec.Command("unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+		cmd := exec.Command("ip", "netns", "exec", h.NetNS, "unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
 			`mount --bind "$1" /etc/kubernetes && exec /usr/sbin/sshd -D -e -f "$2"`, "sh", etc, filepath.Join(h.Dir, "sshd_config"))
-		h.cmd.Stdout, h.cmd.Stderr = log, log
-		must(t, h.cmd.Start())
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = dieWithTest()
+		must(t, cmd.Start())
 		log.Close()
-		host := h
-		t.Cleanup(func() {
-			_ = host.cmd.Process.Kill()
-			_ = host.cmd.Wait()
-		})
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	}
 	for _, h := range hosts {
 		deadline := time.Now().Add(10 * time.Second)
@@ -85,11 +165,81 @@ LogLevel ERROR
 			}
 			if time.Now().After(deadline) {
 				log, _ := os.ReadFile(filepath.Join(h.Dir, "sshd.log"))
-				t.Fatalf("host %s: sshd not listening on %s:22: %v\n%s", h.Name, h.IP, err, log)
+				t.Fatalf("host %s: sshd not answering on %s:22: %v\n%s", h.Name, h.IP, err, log)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+}
+
+// forwardFrom relays TCP arriving at port in a host's network namespace to an address of the
+// test's namespace (the API server): the listening socket is made inside the host's namespace,
+// the connections out are made from the test's.
+func forwardFrom(t *testing.T, h *testHost, port, to string) {
+	t.Helper()
+	l, err := listenIn(h.NetNS, net.JoinHostPort(h.IP, port))
+	if err != nil {
+		t.Fatalf("host %s: listening on %s: %v", h.Name, port, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer in.Close()
+				out, err := net.Dial("tcp", to)
+				if err != nil {
+					return
+				}
+				defer out.Close()
+				go func() { _, _ = io.Copy(out, in) }()
+				_, _ = io.Copy(in, out)
+			}()
+		}
+	}()
+}
+
+// listenIn opens a listener inside a named network namespace, from a goroutine of its own: its
+// thread enters the namespace and comes back, and a thread that cannot come back is not
+// unlocked, so the runtime discards it.
+func listenIn(netns, addr string) (net.Listener, error) {
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		self, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		defer self.Close()
+		target, err := os.Open("/run/netns/" + netns)
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		l, err := net.Listen("tcp", addr)
+		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- result{l, err}
+	}()
+	r := <-done
+	return r.l, r.err
 }
 
 // file reads a file of the host's private /etc/kubernetes.
@@ -99,6 +249,11 @@ func (h *testHost) file(name string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(raw))
+}
+
+func lastLineOf(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 func newPEMKey(t *testing.T) []byte {

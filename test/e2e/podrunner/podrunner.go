@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -394,6 +395,7 @@ func (r *Runner) exec(ctx context.Context, pod *corev1.Pod, main *corev1.Contain
 	script.WriteString(`exec "$@"` + "\n")
 	cmd := exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c", script.String(), "sh"}, argv...)...)
 	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(append([]string{}, r.Env...), r.containerEnv(ctx, pod, main)...)
 	var stderr bytes.Buffer
 	var out io.Writer = io.Discard
