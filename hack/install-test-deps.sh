@@ -11,6 +11,7 @@ command -v ansible-inventory >/dev/null 2>&1 || need+=(ansible-core)
 # The end-to-end suite's site: dnsmasq hands out the hosts' addresses, busybox's udhcpc asks.
 command -v dnsmasq >/dev/null 2>&1 || need+=(dnsmasq-base)
 command -v busybox >/dev/null 2>&1 || need+=(busybox)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
