@@ -83,7 +83,7 @@ control-plane: ## Build etcd, kube-apiserver and kubectl from Go modules (cached
 	hack/control-plane.sh
 
 .PHONY: dev-up
-dev-up: ## Start etcd and kube-apiserver on 127.0.0.1 (data in bin/dev, kubeconfig bin/dev/kubeconfig).
+dev-up: ## Start etcd, kube-apiserver (127.0.0.1, data in bin/dev, kubeconfig bin/dev/kubeconfig) and Argo's workflow-controller.
 	hack/dev.sh up
 
 .PHONY: dev-down

@@ -4,6 +4,8 @@
 # background; `hack/dev.sh down` stops them; `hack/dev.sh install-crds` installs our CRDs and
 # admission policy, metal3's BareMetalHost CRD and Argo's CRDs into the cluster KUBECONFIG
 # points at (default: bin/dev/kubeconfig). DEV_DIR moves bin/dev elsewhere (the demo uses its own).
+# `up` also starts Argo's workflow-controller for namespace ARGO_NAMESPACE (default: default);
+# ARGO=0 leaves it out.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -34,10 +36,55 @@ up() {
     sleep 0.5
   done
   [ -s "$dev/kubeconfig" ] || { say "no kubeconfig after 60 s; see $dev/devcluster.log"; down; exit 1; }
+  if [ "${ARGO:-1}" = 1 ]; then
+    start_argo
+  fi
   say "up: export KUBECONFIG=$root/$dev/kubeconfig"
 }
 
+# start_argo runs Argo's workflow-controller against the local API server: its minimal CRDs,
+# the config map it needs (metrics off), --namespaced for ARGO_NAMESPACE (default: default),
+# no leader election, and a 1 s requeue (Argo's 10 s default makes every DAG level take 10 s).
+start_argo() {
+  local ns="${ARGO_NAMESPACE:-default}" kubectl=bin/k8s/kubectl
+  hack/control-plane.sh argo >/dev/null
+  export KUBECONFIG="$root/$dev/kubeconfig"
+  "$kubectl" apply --server-side -f config/thirdparty/argo/ >/dev/null
+  "$kubectl" wait --for condition=established --timeout=60s crd/workflows.argoproj.io crd/workflowtaskresults.argoproj.io >/dev/null
+  "$kubectl" get namespace "$ns" >/dev/null 2>&1 || "$kubectl" create namespace "$ns" >/dev/null
+  "$kubectl" apply -n "$ns" -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: workflow-controller-configmap
+data:
+  metricsConfig: |
+    enabled: false
+  telemetryConfig: |
+    enabled: false
+EOF
+  # Argo finds its config map in its kubeconfig context's namespace.
+  cp "$dev/kubeconfig" "$dev/argo-kubeconfig"
+  "$kubectl" config set-context --current --namespace="$ns" --kubeconfig="$dev/argo-kubeconfig" >/dev/null
+  KUBECONFIG="$root/$dev/argo-kubeconfig" LEADER_ELECTION_DISABLE=true DEFAULT_REQUEUE_TIME=1s \
+    setsid bin/k8s/workflow-controller --namespaced --managed-namespace "$ns" \
+    --configmap workflow-controller-configmap --executor-image argoexec:dev \
+    >"$dev/workflow-controller.log" 2>&1 </dev/null &
+  echo $! >"$dev/workflow-controller.pid"
+  sleep 2
+  if ! kill -0 "$(cat "$dev/workflow-controller.pid")" 2>/dev/null; then
+    say "Argo's workflow-controller did not start; its log:"
+    tail -20 "$dev/workflow-controller.log" >&2
+    exit 1
+  fi
+  say "Argo's workflow-controller runs Workflows in namespace $ns (log: $dev/workflow-controller.log)"
+}
+
 down() {
+  if [ -f "$dev/workflow-controller.pid" ]; then
+    kill -TERM "$(cat "$dev/workflow-controller.pid")" 2>/dev/null || true
+    rm -f "$dev/workflow-controller.pid"
+  fi
   if ! alive; then
     rm -f "$pidfile"
     say "not running"
