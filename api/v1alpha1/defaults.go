@@ -37,3 +37,15 @@ func (a *SSHAccess) LoginUser() string {
 	}
 	return a.User
 }
+
+// HasEntry reports whether the spec names label under masters or workers.
+func (s *ProvisioningSpec) HasEntry(label string) bool {
+	for _, list := range [][]HostEntry{s.Masters, s.Workers} {
+		for _, e := range list {
+			if _, ok := e[label]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}

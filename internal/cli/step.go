@@ -49,6 +49,25 @@ func (f *crFlags) ref() (steprun.CRRef, error) {
 	return ref, ref.Validate()
 }
 
+// connect checks the CR flags and connects to the cluster: what every in-cluster step does
+// first.
+func (f *crFlags) connect() (steprun.CRRef, client.Client, error) {
+	ref, err := f.ref()
+	if err != nil {
+		return ref, nil, err
+	}
+	c, err := clusterClient()
+	return ref, c, err
+}
+
+// list splits a comma-separated flag; empty is none.
+func list(flag string) []string {
+	if flag == "" {
+		return nil
+	}
+	return strings.Split(flag, ",")
+}
+
 // clusterClient is the client of a step running in a pod (or wherever KUBECONFIG points).
 func clusterClient() (client.Client, error) {
 	cfg, err := ctrl.GetConfig()
@@ -150,19 +169,11 @@ func newResolveClusterHostsStep() *cobra.Command {
 		Short: "List the cluster's nodes (ConfigMap <cluster>-hosts) as the JSON the install fan-out iterates over",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ref, err := cr.ref()
+			ref, c, err := cr.connect()
 			if err != nil {
 				return err
 			}
-			c, err := clusterClient()
-			if err != nil {
-				return err
-			}
-			var names []string
-			if only != "" {
-				names = strings.Split(only, ",")
-			}
-			nodes, err := steprun.ResolveClusterHosts(cmd.Context(), c, ref, names)
+			nodes, err := steprun.ResolveClusterHosts(cmd.Context(), c, ref, list(only))
 			if err != nil {
 				return err
 			}
@@ -228,19 +239,11 @@ func newDiscoverHostsStep() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if crFile == "" {
-				ref, err := cr.ref()
+				ref, c, err := cr.connect()
 				if err != nil {
 					return err
 				}
-				c, err := clusterClient()
-				if err != nil {
-					return err
-				}
-				var gone []string
-				if leaving != "" {
-					gone = strings.Split(leaving, ",")
-				}
-				placed, err := steprun.DiscoverHosts(cmd.Context(), c, ref, gone)
+				placed, err := steprun.DiscoverHosts(cmd.Context(), c, ref, list(leaving))
 				if err != nil {
 					return err
 				}
@@ -336,11 +339,7 @@ func newRenderInventoryStep() *cobra.Command {
 			}
 			var inventory, extraVars []byte
 			if crFile == "" {
-				ref, err := cr.ref()
-				if err != nil {
-					return err
-				}
-				c, err := clusterClient()
+				ref, c, err := cr.connect()
 				if err != nil {
 					return err
 				}

@@ -165,7 +165,7 @@ func (r *ProvisioningReconciler) releaseStaleClaims(ctx context.Context, s *prov
 	}
 	keep := map[string]bool{}
 	for _, h := range s.p.Status.Hosts {
-		if inSpec(&s.p.Spec, h.Label) {
+		if s.p.Spec.HasEntry(h.Label) {
 			keep[h.BareMetalHost] = true
 		}
 	}
@@ -203,7 +203,7 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation) {
 		p.Status.Hosts = o.Hosts
 		if o.Phase == bpav1.PhaseSucceeded {
 			// A remove run lists the nodes it took out; they are no longer the cluster's.
-			p.Status.Hosts = slices.DeleteFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return !inSpec(&p.Spec, h.Label) })
+			p.Status.Hosts = slices.DeleteFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return !p.Spec.HasEntry(h.Label) })
 		}
 	}
 	if o.KubeconfigWritten {
@@ -212,15 +212,4 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation) {
 	if o.Phase == bpav1.PhaseSucceeded {
 		p.Status.Provisioned = day2.Record(p)
 	}
-}
-
-func inSpec(spec *bpav1.ProvisioningSpec, label string) bool {
-	for _, list := range [][]bpav1.HostEntry{spec.Masters, spec.Workers} {
-		for _, e := range list {
-			if _, ok := e[label]; ok {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -41,7 +41,7 @@ func applySoftwareObservation(sw *bpav1.Software, o mirror.Observation) {
 func clusterNodes(p *bpav1.Provisioning) []day2.Node {
 	nodes := make([]day2.Node, 0, len(p.Status.Hosts))
 	for _, h := range p.Status.Hosts {
-		if inSpec(&p.Spec, h.Label) {
+		if p.Spec.HasEntry(h.Label) {
 			nodes = append(nodes, day2.Node{Name: h.Label, Role: h.Role})
 		}
 	}

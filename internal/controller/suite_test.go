@@ -46,17 +46,7 @@ func TestMain(m *testing.M) {
 		logTo = os.Stderr
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(logTo), zap.UseDevMode(true)))
-	e, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-	}
-	os.Exit(code)
+	testenv.Main(m, &env)
 }
 
 // startManager runs the controller until the returned stop is called (or the test ends).

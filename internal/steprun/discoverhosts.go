@@ -117,7 +117,7 @@ func claim(ctx context.Context, c client.Client, hosts []metal3v1alpha1.BareMeta
 func leavingNodes(ctx context.Context, c client.Reader, p *bpav1.Provisioning, consumer placement.Consumer, leaving []string) ([]placement.Placement, error) {
 	var out []placement.Placement
 	for _, label := range leaving {
-		if inSpec(&p.Spec, label) {
+		if p.Spec.HasEntry(label) {
 			return nil, fmt.Errorf("node %q is to be removed but is still in the spec", label)
 		}
 		i := slices.IndexFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return h.Label == label })

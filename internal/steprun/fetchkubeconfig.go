@@ -160,7 +160,7 @@ func writeHosts(ctx context.Context, c client.Client, p *bpav1.Provisioning, clu
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: cluster + bpav1.HostsConfigMapSuffix}}
 	data := map[string]string{}
 	for _, h := range hosts {
-		if !inSpec(&p.Spec, h.Label) {
+		if !p.Spec.HasEntry(h.Label) {
 			continue // a node being removed
 		}
 		raw, err := json.Marshal(ClusterNode{IP: h.IP, Role: h.Role})
@@ -181,17 +181,6 @@ func writeHosts(ctx context.Context, c client.Client, p *bpav1.Provisioning, clu
 		return steps.Retryable(fmt.Errorf("writing ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err))
 	}
 	return nil
-}
-
-func inSpec(spec *bpav1.ProvisioningSpec, label string) bool {
-	for _, list := range [][]bpav1.HostEntry{spec.Masters, spec.Workers} {
-		for _, e := range list {
-			if _, ok := e[label]; ok {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // retryableUnlessHostKey: a node that does not answer yet is worth waiting for; a changed

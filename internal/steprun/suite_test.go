@@ -3,8 +3,6 @@ package steprun_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -25,17 +23,7 @@ var env *testenv.Env
 
 // TestMain starts one real kube-apiserver and etcd for the steps' tests.
 func TestMain(m *testing.M) {
-	e, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-	}
-	os.Exit(code)
+	testenv.Main(m, &env)
 }
 
 func ctx() context.Context { return context.Background() }

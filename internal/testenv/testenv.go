@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sigs.k8s.io/yaml"
 	"strings"
+	"testing"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,4 +94,20 @@ func Apply(ctx context.Context, c client.Client, path string) error {
 		}
 	}
 	return nil
+}
+
+// Main is the body of a TestMain that shares one control plane across a package's tests: it
+// starts it into *env, runs the tests, stops it and exits with the tests' code.
+func Main(m *testing.M, env **Env) {
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+	}
+	os.Exit(code)
 }
