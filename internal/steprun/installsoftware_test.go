@@ -1,7 +1,6 @@
 package steprun_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,50 +14,10 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 )
-
-// dpkgStatus is a throwaway dpkg database: the node's real dpkg-query reads it, never the
-// machine's own.
-const dpkgStatus = `Package: bash
-Status: install ok installed
-Version: 5.2.15-2+b2
-Architecture: amd64
-Maintainer: test
-Description: test
-
-Package: jq
-Status: install ok installed
-Version: 1.5+dfsg-1
-Architecture: amd64
-Maintainer: test
-Description: test
-
-Package: vim
-Status: deinstall ok config-files
-Version: 2:9.0.1378-2
-Architecture: amd64
-Maintainer: test
-Description: test
-
-`
-
-// fakeInstaller stands in for apt-get's install on the throwaway database: like apt, it
-// installs all or nothing, and it cannot find "broken-pkg".
-const fakeInstaller = `#!/bin/sh
-status=%q
-for arg in "$@"; do
-  if [ "${arg%%%%=*}" = broken-pkg ]; then echo "E: Unable to locate package broken-pkg" >&2; exit 100; fi
-done
-for arg in "$@"; do
-  name=${arg%%%%=*}; ver=${arg#*=}; [ "$name" = "$arg" ] && ver=1.0-1
-  awk -v p="$name" 'BEGIN{RS="";ORS="\n\n"} $0 !~ ("^Package: " p "\n") {print}' "$status" > "$status.new"
-  printf 'Package: %%s\nStatus: install ok installed\nVersion: %%s\nArchitecture: amd64\nMaintainer: test\nDescription: test\n\n' "$name" "$ver" >> "$status.new"
-  mv "$status.new" "$status"
-  echo "$arg" >> %q
-done
-`
 
 func software(t *testing.T, ns string, master []bpav1.SoftwarePackage) steprun.CRRef {
 	t.Helper()
@@ -76,12 +35,12 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 	sshd := testsshd.Start(t)
 	ns := newNamespace(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "status"), []byte(dpkgStatus), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "status"), []byte(testutil.DpkgStatus), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	calls := filepath.Join(dir, "installed.log")
 	installer := filepath.Join(dir, "install")
-	if err := os.WriteFile(installer, []byte(fmt.Sprintf(fakeInstaller, filepath.Join(dir, "status"), calls)), 0o755); err != nil {
+	if err := os.WriteFile(installer, []byte(testutil.FakeInstaller(filepath.Join(dir, "status"), calls)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	opts := steprun.InstallOptions{

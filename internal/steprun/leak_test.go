@@ -24,6 +24,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
@@ -92,9 +93,9 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 		}
 	}
 	write(conf, adminConf, 0o600)
-	write(filepath.Join(dir, "status"), dpkgStatus, 0o644)
+	write(filepath.Join(dir, "status"), testutil.DpkgStatus, 0o644)
 	installer := filepath.Join(dir, "install")
-	write(installer, fmt.Sprintf(fakeInstaller, filepath.Join(dir, "status"), filepath.Join(dir, "calls")), 0o755)
+	write(installer, testutil.FakeInstaller(filepath.Join(dir, "status"), filepath.Join(dir, "calls")), 0o755)
 	hostsWithMaster := filepath.Join(dir, "hosts-local.json")
 	write(hostsWithMaster, `[{"name":"master","role":"master","bareMetalHost":"`+ns+`/node-1","mac":"00:c5:16:05:61:b2","ip":"127.0.0.1"},`+
 		`{"name":"worker-1","role":"worker","bareMetalHost":"`+ns+`/node-3","mac":"00:c6:14:04:61:b2","ip":"172.22.0.13"},`+

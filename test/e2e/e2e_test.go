@@ -39,6 +39,7 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/test/e2e/podrunner"
@@ -405,8 +406,8 @@ func setUp(t *testing.T) *suite {
 		installer = filepath.Join(admindir, "install")
 		if _, err := os.Stat(installer); err != nil {
 			must(t, os.MkdirAll(admindir, 0o755))
-			must(t, os.WriteFile(filepath.Join(admindir, "status"), []byte(dpkgStatus), 0o644))
-			must(t, os.WriteFile(installer, []byte(fmt.Sprintf(fakeInstaller, filepath.Join(admindir, "status"))), 0o755))
+			must(t, os.WriteFile(filepath.Join(admindir, "status"), []byte(testutil.DpkgStatus), 0o644))
+			must(t, os.WriteFile(installer, []byte(testutil.FakeInstaller(filepath.Join(admindir, "status"), filepath.Join(admindir, "installed.log"))), 0o755))
 		}
 		return admindir, installer
 	}
@@ -467,33 +468,6 @@ metadata:
   namespace: default
 data:
   applied-by: bpa-plugin template
-`
-
-// dpkgStatus and fakeInstaller: the nodes' package database is a throwaway one.
-const dpkgStatus = `Package: bash
-Status: install ok installed
-Version: 5.2.15-2+b2
-Architecture: amd64
-Maintainer: e2e
-Description: e2e
-
-Package: jq
-Status: install ok installed
-Version: 1.5+dfsg-1
-Architecture: amd64
-Maintainer: e2e
-Description: e2e
-
-`
-
-const fakeInstaller = `#!/bin/sh
-status=%q
-for arg in "$@"; do
-  name=${arg%%%%=*}; ver=${arg#*=}; [ "$name" = "$arg" ] && ver=1.0-1
-  awk -v p="$name" 'BEGIN{RS="";ORS="\n\n"} $0 !~ ("^Package: " p "\n") {print}' "$status" > "$status.new"
-  printf 'Package: %%s\nStatus: install ok installed\nVersion: %%s\nArchitecture: amd64\nMaintainer: e2e\nDescription: e2e\n\n' "$name" "$ver" >> "$status.new"
-  mv "$status.new" "$status"
-done
 `
 
 func (s *suite) bareMetalHost(h *testHost, cpus, ramMiB int) {
