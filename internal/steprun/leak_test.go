@@ -2,10 +2,10 @@ package steprun_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,7 +20,6 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
@@ -73,7 +72,7 @@ func stepUser(t *testing.T) (kubeconfig string, c client.Client) {
 }
 
 // TestStepsRunWithTheirRoleAndLeakNothing runs every in-cluster step as the step pods do — the
-// command line, as a user holding only the generated step role — with a known SSH key and a
+// binary, as a user holding only the generated step role — with a known SSH key and a
 // known kubeconfig token, on success and failure paths, and looks for them in everything the
 // steps print or write, and in the compiled Workflow's parameters.
 func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
@@ -121,11 +120,22 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 		{"resolve-cluster-hosts", append(append([]string{"step", "resolve-cluster-hosts"}, swCR...), "--cluster=cluster-abc", "--output="+filepath.Join(dir, "nodes.json")), true},
 		{"install-software", append(install, "--output="+filepath.Join(dir, "report.json")), true},
 	}
+	// The real binary, as a pod runs it: everything the process prints (its own lines,
+	// libraries' logs) is what a pod's log would show.
+	binary := filepath.Join(t.TempDir(), "bpa-workflow-controller")
+	build := exec.Command("go", "build", "-o", binary, "./cmd/bpa-workflow-controller")
+	build.Dir = testenv.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
 	for _, r := range runs {
 		var stdout, stderr bytes.Buffer
-		code := cli.ExecuteContext(context.Background(), r.args, &stdout, &stderr)
-		if (code == 0) != r.wantOK {
-			t.Errorf("%s: exit %d, stderr %q", r.name, code, stderr.String())
+		cmd := exec.Command(binary, r.args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if (err == nil) != r.wantOK {
+			t.Errorf("%s: %v, stderr %q", r.name, err, stderr.String())
 		}
 		printed.Write(stdout.Bytes())
 		printed.Write(stderr.Bytes())
