@@ -163,11 +163,11 @@ func (r *ProvisioningReconciler) releaseStaleClaims(ctx context.Context, s *prov
 	if s.p.Status.Hosts == nil {
 		return false, nil // the hosts are unknown (offloaded node status): release nothing
 	}
+	// On success the status lists exactly the hosts the spec names (applyProvisioningObservation
+	// drops the nodes a remove run took out): those are kept, every other claim goes.
 	keep := map[string]bool{}
 	for _, h := range s.p.Status.Hosts {
-		if s.p.Spec.HasEntry(h.Label) {
-			keep[h.BareMetalHost] = true
-		}
+		keep[h.BareMetalHost] = true
 	}
 	released, err := releaseClaims(ctx, r.APIReader, r.Client, s.p, keep)
 	if err != nil {
