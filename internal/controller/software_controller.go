@@ -96,9 +96,8 @@ func (r *SoftwareReconciler) followUnfinished(_ context.Context, s *softwareScop
 	if busy == nil {
 		return false, nil
 	}
-	if current := ofRun(s.workflows, compile.Generation(&s.sw.ObjectMeta), ""); unfinished(current) != nil {
-		wf := mirror.Newest([]wfv1.Workflow{*unfinished(current)})
-		o := mirror.Observe(wf)
+	if running := mirror.Newest(allUnfinished(ofRun(s.workflows, compile.Generation(&s.sw.ObjectMeta), ""))); running != nil {
+		o := mirror.Observe(running)
 		applySoftwareObservation(s.sw, o)
 		s.summary = summaryOf(o.Phase, o.Name, o.Message)
 		return true, nil

@@ -82,6 +82,17 @@ func unfinished(wfs []wfv1.Workflow) *wfv1.Workflow {
 	return nil
 }
 
+// allUnfinished keeps the Workflows Argo is still running (or has yet to start).
+func allUnfinished(wfs []wfv1.Workflow) []wfv1.Workflow {
+	var out []wfv1.Workflow
+	for _, wf := range wfs {
+		if !wf.Status.Phase.Completed() {
+			out = append(out, wf)
+		}
+	}
+	return out
+}
+
 // createWorkflow creates a compiled Workflow. Its name is deterministic per run, so a create
 // that finds it there already (a restart, a stale cache) is not an error and creates nothing.
 func createWorkflow(ctx context.Context, c client.Client, wf *wfv1.Workflow) (bool, error) {
