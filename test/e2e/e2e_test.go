@@ -185,6 +185,25 @@ func TestEndToEnd(t *testing.T) {
 	if n := len(s.workflows(bpav1.WorkflowKindSoftware, sw.Name)); n != 4 {
 		t.Errorf("%d Software Workflows, want 4: the retried one restarted in place", n)
 	}
+
+	say(t, "remove worker-2: remove-node.yml for it, its host released, the Software forgets it")
+	patch(t, s.c, p, func(p *bpav1.Provisioning) { p.Spec.Workers = p.Spec.Workers[:1] })
+	wf = s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 3)
+	if args := strings.Join(wf.GetTemplateByName("run-kubespray").Container.Args, " "); !strings.Contains(args, "--extra-vars=node=worker-2") || !strings.HasSuffix(args, "remove-node.yml") {
+		t.Errorf("generation 3 runs %q", args)
+	}
+	s.waitProvisioningReady(p, 3)
+	if got := s.hosts[2].file("joined"); got != "" {
+		t.Errorf("worker-2 is still marked joined (%q): remove-node.yml did not reach it through the inventory", got)
+	}
+	if got := s.hosts[1].file("joined"); got == "" {
+		t.Errorf("worker-1 was removed too")
+	}
+	s.eventually("worker-2's host released", func() error { return s.claims(p, 2) })
+	if hosts := s.provisioning(p).Status.Hosts; len(hosts) != 2 {
+		t.Errorf("hosts in status after the removal: %+v", hosts)
+	}
+	s.waitSoftwareReady(sw, 3, 2)
 }
 
 // argoRetry restarts a failed Workflow in place as `argo retry` does (Argo's CLI cannot be built
@@ -564,6 +583,12 @@ func (s *suite) waitSoftwareReady(sw *bpav1.Software, generation int64, nodes in
 }
 
 func (s *suite) checkClaims(p *bpav1.Provisioning, want int) {
+	if err := s.claims(p, want); err != nil {
+		s.t.Error(err)
+	}
+}
+
+func (s *suite) claims(p *bpav1.Provisioning, want int) error {
 	var hosts metal3v1alpha1.BareMetalHostList
 	must(s.t, s.c.List(ctx(), &hosts, client.InNamespace(namespace)))
 	claimed := 0
@@ -573,8 +598,9 @@ func (s *suite) checkClaims(p *bpav1.Provisioning, want int) {
 		}
 	}
 	if claimed != want {
-		s.t.Errorf("%d BareMetalHosts claimed by %s, want %d", claimed, p.Name, want)
+		return fmt.Errorf("%d BareMetalHosts claimed by %s, want %d", claimed, p.Name, want)
 	}
+	return nil
 }
 
 func (s *suite) checkKubeconfig() {
