@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -34,7 +32,7 @@ type ClusterReconciler struct {
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=clusters/status,verbs=get;patch;update
 
 // Reconcile reads the two CRs the Cluster names and summarises them.
-func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	defer observeDuration("cluster", time.Now())
 	c := &bpav1.Cluster{}
 	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
@@ -61,13 +59,11 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	}
 	s := aggregateCluster(c, prov, sw)
 	setConditions(&c.Status.Conditions, c.Generation, s)
-	emitReadyChange(r.Recorder, c, before.Status.Conditions, c.Status.Conditions, s)
-	if !equality.Semantic.DeepEqual(before.Status, c.Status) {
-		if err := r.Status().Patch(ctx, c, client.MergeFrom(before)); err != nil {
-			retErr = errors.Join(retErr, fmt.Errorf("patching the status: %w", client.IgnoreNotFound(err)))
-		}
+	written, requeue, err := writeStatus(ctx, r.Client, c, before, !equality.Semantic.DeepEqual(before.Status, c.Status))
+	if written {
+		emitReadyChange(r.Recorder, c, before.Status.Conditions, c.Status.Conditions, s)
 	}
-	return ctrl.Result{}, retErr
+	return ctrl.Result{Requeue: requeue}, err
 }
 
 // SetupWithManager watches Clusters and the Provisionings and Software they name.

@@ -1,6 +1,11 @@
 package controller
 
 import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,4 +66,32 @@ func specOrLifecycleChanged() predicate.Predicate {
 			len(e.ObjectOld.GetFinalizers()) != len(e.ObjectNew.GetFinalizers())
 	}}
 	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, deleting)
+}
+
+// patchStatus writes the status computed from before, conditioned on before's resourceVersion.
+// The cache may not hold the controller's own last write yet; a merge patch computed against
+// such a stale base would silently drop the fields that happen to equal it (a phase written
+// back to what the stale copy said). The condition turns that into a conflict, and the
+// reconcile runs again on a fresh copy.
+func patchStatus(ctx context.Context, c client.Client, obj, before client.Object) error {
+	return c.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// writeStatus patches the status when it changed. A conflict asks for the reconcile to run
+// again (it is the cache catching up, not a failure worth an error); a CR deleted meanwhile
+// is no error either. written says whether the status now on the server is this one.
+func writeStatus(ctx context.Context, c client.Client, obj, before client.Object, changed bool) (written, requeue bool, err error) {
+	if !changed {
+		return true, false, nil
+	}
+	switch err := patchStatus(ctx, c, obj, before); {
+	case err == nil:
+		return true, false, nil
+	case apierrors.IsConflict(err):
+		return false, true, nil
+	case apierrors.IsNotFound(err):
+		return false, false, nil
+	default:
+		return false, false, fmt.Errorf("patching the status: %w", err)
+	}
 }

@@ -50,7 +50,7 @@ type provisioningScope struct {
 
 // Reconcile brings one Provisioning's status up to date with its Workflow, creating the
 // Workflow of a new generation first.
-func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	defer observeDuration(bpav1.WorkflowKindProvisioning, time.Now())
 	p := &bpav1.Provisioning{}
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
@@ -69,11 +69,13 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	s := &provisioningScope{p: p}
 	defer func() {
 		setConditions(&p.Status.Conditions, p.Generation, s.summary)
-		r.emit(p, before, s.summary)
-		if !equality.Semantic.DeepEqual(before.Status, p.Status) {
-			if err := r.Status().Patch(ctx, p, client.MergeFrom(before)); err != nil {
-				retErr = errors.Join(retErr, fmt.Errorf("patching the status: %w", client.IgnoreNotFound(err)))
-			}
+		written, requeue, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
+		retErr = errors.Join(retErr, err)
+		if requeue {
+			res = ctrl.Result{Requeue: true}
+		}
+		if written {
+			r.emit(p, before, s.summary)
 		}
 	}()
 

@@ -45,7 +45,7 @@ type softwareScope struct {
 
 // Reconcile follows a running Workflow, else waits for the cluster, else starts the run the
 // nodes need.
-func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	defer observeDuration(bpav1.WorkflowKindSoftware, time.Now())
 	sw := &bpav1.Software{}
 	if err := r.Get(ctx, req.NamespacedName, sw); err != nil {
@@ -58,15 +58,18 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	s := &softwareScope{sw: sw}
 	defer func() {
 		setConditions(&sw.Status.Conditions, sw.Generation, s.summary)
+		written, requeue, err := writeStatus(ctx, r.Client, sw, before, !equality.Semantic.DeepEqual(before.Status, sw.Status))
+		retErr = errors.Join(retErr, err)
+		if requeue {
+			res = ctrl.Result{Requeue: true}
+		}
+		if !written {
+			return
+		}
 		if sw.Status.Phase != before.Status.Phase && sw.Status.Phase != "" {
 			phaseTransitions.WithLabelValues(bpav1.WorkflowKindSoftware, string(sw.Status.Phase)).Inc()
 		}
 		emitReadyChange(r.Recorder, sw, before.Status.Conditions, sw.Status.Conditions, s.summary)
-		if !equality.Semantic.DeepEqual(before.Status, sw.Status) {
-			if err := r.Status().Patch(ctx, sw, client.MergeFrom(before)); err != nil {
-				retErr = errors.Join(retErr, fmt.Errorf("patching the status: %w", client.IgnoreNotFound(err)))
-			}
-		}
 	}()
 
 	for _, step := range []func(context.Context, *softwareScope) (bool, error){

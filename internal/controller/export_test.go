@@ -1,0 +1,4 @@
+package controller
+
+// WriteStatus exposes writeStatus to the integration tests.
+var WriteStatus = writeStatus
