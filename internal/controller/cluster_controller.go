@@ -95,10 +95,6 @@ func (r *ClusterReconciler) clustersNaming(field string) handler.MapFunc {
 			ctrl.LoggerFrom(ctx).Error(err, "Cannot list the Clusters naming an object", "field", field)
 			return nil
 		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for _, c := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
-		}
-		return reqs
+		return requestsFor(list.Items)
 	}
 }

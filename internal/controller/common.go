@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
@@ -28,6 +29,14 @@ func observeDuration(kind string, start time.Time) {
 func resetWorkflowStatus(st *bpav1.WorkflowStatus, generation int64) {
 	conds := st.Conditions
 	*st = bpav1.WorkflowStatus{ObservedGeneration: generation, Conditions: conds}
+}
+
+// stalledBy records a generation nobody can run until the spec changes: no Workflow, no
+// retry, the reason's message in status and conditions.
+func stalledBy(st *bpav1.WorkflowStatus, generation int64, reason string, err error) summary {
+	resetWorkflowStatus(st, generation)
+	st.Message = err.Error()
+	return summary{stalled, reason, err.Error()}
 }
 
 // applyObservation mirrors what both kinds share.
@@ -94,4 +103,18 @@ func writeStatus(ctx context.Context, c client.Client, obj, before client.Object
 	default:
 		return false, false, fmt.Errorf("patching the status: %w", err)
 	}
+}
+
+// requestsFor turns listed objects into reconcile requests (for the watches that map one
+// kind's events to another's objects).
+func requestsFor[T any, P interface {
+	*T
+	client.Object
+}](items []T) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(items))
+	for i := range items {
+		obj := P(&items[i])
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+	}
+	return reqs
 }

@@ -80,7 +80,7 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}()
 
 	for _, step := range []func(context.Context, *provisioningScope) (bool, error){
-		r.listWorkflows, r.ensureWorkflow, r.observeWorkflow, r.releaseStaleClaims,
+		r.listWorkflows, r.ensureWorkflow, r.observeWorkflow, r.recordSuccess,
 	} {
 		done, err := step(ctx, s)
 		if err != nil || done {
@@ -142,9 +142,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 
 // stall records a generation nobody can run until the spec changes: no Workflow, no retry.
 func (r *ProvisioningReconciler) stall(s *provisioningScope, reason string, err error) (bool, error) {
-	resetWorkflowStatus(&s.p.Status.WorkflowStatus, s.p.Generation)
-	s.p.Status.Message = err.Error()
-	s.summary = summary{stalled, reason, err.Error()}
+	s.summary = stalledBy(&s.p.Status.WorkflowStatus, s.p.Generation, reason, err)
 	return true, nil
 }
 
@@ -159,25 +157,32 @@ func (r *ProvisioningReconciler) observeWorkflow(_ context.Context, s *provision
 	return o.Phase != bpav1.PhaseSucceeded, nil
 }
 
-// releaseStaleClaims runs once this generation's Workflow has succeeded: hosts this
-// Provisioning claimed but no longer names (removed workers) are handed back.
-func (r *ProvisioningReconciler) releaseStaleClaims(ctx context.Context, s *provisioningScope) (bool, error) {
-	if s.p.Status.Hosts == nil {
-		return false, nil // the hosts are unknown (offloaded node status): release nothing
+// recordSuccess runs once per generation, when its Workflow has succeeded: hosts this
+// Provisioning claimed but no longer names (removed workers) are handed back, then the
+// generation is recorded as the cluster as it is (status.provisioned). The record is what
+// makes it once: later reconciles of a succeeded generation list no BareMetalHosts, and a
+// release that failed is tried again because nothing was recorded.
+func (r *ProvisioningReconciler) recordSuccess(ctx context.Context, s *provisioningScope) (bool, error) {
+	if rec := s.p.Status.Provisioned; rec != nil && rec.Generation == s.p.Generation {
+		return false, nil
 	}
-	// On success the status lists exactly the hosts the spec names (applyProvisioningObservation
-	// drops the nodes a remove run took out): those are kept, every other claim goes.
-	keep := map[string]bool{}
-	for _, h := range s.p.Status.Hosts {
-		keep[h.BareMetalHost] = true
+	if s.p.Status.Hosts != nil { // unknown (offloaded node status): release nothing
+		// On success the status lists exactly the hosts the spec names
+		// (applyProvisioningObservation drops the nodes a remove run took out): those are
+		// kept, every other claim goes.
+		keep := map[string]bool{}
+		for _, h := range s.p.Status.Hosts {
+			keep[h.BareMetalHost] = true
+		}
+		released, err := releaseClaims(ctx, r.APIReader, r.Client, s.p, keep)
+		if err != nil {
+			return true, err
+		}
+		for _, name := range released {
+			r.Recorder.Eventf(s.p, corev1.EventTypeNormal, "HostReleased", "Released BareMetalHost %s", name)
+		}
 	}
-	released, err := releaseClaims(ctx, r.APIReader, r.Client, s.p, keep)
-	if err != nil {
-		return true, err
-	}
-	for _, name := range released {
-		r.Recorder.Eventf(s.p, corev1.EventTypeNormal, "HostReleased", "Released BareMetalHost %s", name)
-	}
+	s.p.Status.Provisioned = day2.Record(s.p)
 	return false, nil
 }
 
@@ -210,8 +215,5 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation) {
 	}
 	if o.KubeconfigWritten {
 		p.Status.KubeconfigSecretName = p.Labels[bpav1.ClusterLabel] + bpav1.KubeconfigSecretSuffix
-	}
-	if o.Phase == bpav1.PhaseSucceeded {
-		p.Status.Provisioned = day2.Record(p)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -184,9 +183,7 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	wf, err := compile.Software(sw, opts)
 	if err != nil {
 		compileErrors.WithLabelValues(bpav1.WorkflowKindSoftware).Inc()
-		resetWorkflowStatus(&sw.Status.WorkflowStatus, sw.Generation)
-		sw.Status.Message = err.Error()
-		s.summary = summary{stalled, bpav1.ReasonInvalidSpec, err.Error()}
+		s.summary = stalledBy(&sw.Status.WorkflowStatus, sw.Generation, bpav1.ReasonInvalidSpec, err)
 		return true, nil
 	}
 	created, err := createWorkflow(ctx, r.Client, wf)
@@ -226,9 +223,5 @@ func (r *SoftwareReconciler) softwareOfCluster(ctx context.Context, obj client.O
 		ctrl.LoggerFrom(ctx).Error(err, "Cannot list the Software of a cluster", "cluster", cluster)
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, sw := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: sw.Namespace, Name: sw.Name}})
-	}
-	return reqs
+	return requestsFor(list.Items)
 }

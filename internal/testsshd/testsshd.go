@@ -84,18 +84,7 @@ func (s *Server) start(t *testing.T) {
 		s.Port = l.Addr().(*net.TCPAddr).Port
 		l.Close()
 	}
-	config := fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
-HostKey %s
-AuthorizedKeysFile %s
-PidFile none
-StrictModes no
-UsePAM no
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-LogLevel ERROR
-`, s.Port, filepath.Join(s.Dir, "host_ed25519"), filepath.Join(s.Dir, "authorized_keys"))
+	config := Config(s.Addr(), filepath.Join(s.Dir, "host_ed25519"), filepath.Join(s.Dir, "authorized_keys"))
 	cfg := filepath.Join(s.Dir, "sshd_config")
 	write(t, cfg, []byte(config), 0o600)
 	s.cmd = exec.Command(Binary, "-D", "-e", "-f", cfg)
@@ -111,19 +100,10 @@ LogLevel ERROR
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting sshd: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		conn, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
-		if err == nil {
-			conn.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			log, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("sshd did not listen on %s within 10s: %v; its log:\n%s", s.Addr(), err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := WaitListening(s.Addr(), 10*time.Second); err != nil {
+		s.stop()
+		log, _ := os.ReadFile(logFile.Name())
+		t.Fatalf("%v; its log:\n%s", err, log)
 	}
 }
 
@@ -157,5 +137,38 @@ func write(t *testing.T, path string, data []byte, mode os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, data, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Config is the sshd_config of a test server: listening on addr (host:port), key-only root
+// logins, no PAM, an SFTP subsystem (Ansible prefers it), quiet logs.
+func Config(addr, hostKey, authorizedKeys string) string {
+	return fmt.Sprintf(`ListenAddress %s
+HostKey %s
+AuthorizedKeysFile %s
+PidFile none
+StrictModes no
+UsePAM no
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+Subsystem sftp internal-sftp
+LogLevel ERROR
+`, addr, hostKey, authorizedKeys)
+}
+
+// WaitListening waits until something accepts TCP connections on addr.
+func WaitListening(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sshd is not listening on %s after %s: %w", addr, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -20,6 +20,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 )
 
 // testHost is a server as the end-to-end suite sees it: a network namespace joined by a veth to
@@ -132,18 +134,7 @@ func (s *testSite) startHosts(t *testing.T, clientKey ssh.PublicKey, hosts []*te
 		must(t, os.MkdirAll(etc, 0o755))
 		must(t, os.WriteFile(filepath.Join(h.Dir, "host_ed25519"), newPEMKey(t), 0o600))
 		must(t, os.WriteFile(filepath.Join(h.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600))
-		config := fmt.Sprintf(`ListenAddress %s:22
-HostKey %s
-AuthorizedKeysFile %s
-PidFile none
-StrictModes no
-UsePAM no
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-Subsystem sftp internal-sftp
-LogLevel ERROR
-`, h.IP, filepath.Join(h.Dir, "host_ed25519"), filepath.Join(h.Dir, "authorized_keys"))
+		config := testsshd.Config(net.JoinHostPort(h.IP, "22"), filepath.Join(h.Dir, "host_ed25519"), filepath.Join(h.Dir, "authorized_keys"))
 		must(t, os.WriteFile(filepath.Join(h.Dir, "sshd_config"), []byte(config), 0o600))
 		log, err := os.Create(filepath.Join(h.Dir, "sshd.log"))
 		must(t, err)
@@ -156,18 +147,9 @@ LogLevel ERROR
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	}
 	for _, h := range hosts {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			conn, err := net.DialTimeout("tcp", net.JoinHostPort(h.IP, "22"), 200*time.Millisecond)
-			if err == nil {
-				conn.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				log, _ := os.ReadFile(filepath.Join(h.Dir, "sshd.log"))
-				t.Fatalf("host %s: sshd not answering on %s:22: %v\n%s", h.Name, h.IP, err, log)
-			}
-			time.Sleep(50 * time.Millisecond)
+		if err := testsshd.WaitListening(net.JoinHostPort(h.IP, "22"), 10*time.Second); err != nil {
+			log, _ := os.ReadFile(filepath.Join(h.Dir, "sshd.log"))
+			t.Fatalf("host %s: %v\n%s", h.Name, err, log)
 		}
 	}
 }
