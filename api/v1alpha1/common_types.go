@@ -52,6 +52,22 @@ const WorkflowScopeLabel = "bpa.akraino.org/scope"
 // WorkflowScopeAll is the scope of a run over every node.
 const WorkflowScopeAll = "all"
 
+// WorkflowRunLabel names one run: a CR incarnation (uid), a generation, the nodes (Software),
+// the cluster it ran against (Software) and the rerun request it answers. Workflow names end in
+// its first characters, so a deleted and recreated CR, or a node that leaves and rejoins, never
+// finds an old Workflow under the new run's name.
+const WorkflowRunLabel = "bpa.akraino.org/run"
+
+// RerunAnnotation on a Provisioning or Software asks for its generation to run again: a new
+// value (any token, a date say) is a new request. Without it a finished generation never runs
+// again by itself, even when Argo deletes its Workflow.
+const RerunAnnotation = "bpa.akraino.org/rerun"
+
+// WorkflowRecordAnnotation on a Provisioning Workflow holds what that run leaves the cluster
+// as (ProvisionedNodes, and the nodes it removes), written when it is compiled: once it has
+// succeeded the controller records it, whatever the CR's spec has become meanwhile.
+const WorkflowRecordAnnotation = "bpa.akraino.org/record"
+
 // ResubmittedFromLabel is the label `argo resubmit` puts on the Workflow it creates.
 const ResubmittedFromLabel = "workflows.argoproj.io/resubmitted-from-workflow"
 
@@ -81,6 +97,37 @@ const (
 	ReasonDay2Unsupported = "UnsupportedChange"
 	// ReasonNotFound: a CR the Cluster names does not exist.
 	ReasonNotFound = "NotFound"
+	// ReasonListFailed, ReasonCreateFailed: an API call failed; the reconcile is retried.
+	ReasonListFailed   = "ListFailed"
+	ReasonCreateFailed = "CreateFailed"
+	// ReasonWorkflowDeleted: the generation's Workflow finished and was deleted (Argo's TTL,
+	// archiving, argo delete); its recorded outcome stands, and nothing runs again until the
+	// rerun annotation asks.
+	ReasonWorkflowDeleted = "WorkflowDeleted"
+	// ReasonWorkflowConflict: a Workflow of this run's name exists and belongs to another
+	// object (a deleted CR of the same name whose Workflows were orphaned).
+	ReasonWorkflowConflict = "WorkflowConflict"
+	// ReasonNoNodes: the Software's cluster lists no nodes to install on.
+	ReasonNoNodes = "NoNodes"
+	// ReasonImageNotAllowed: spec.kubespray.image is not one the site administrator allows.
+	ReasonImageNotAllowed = "ImageNotAllowed"
+	// ReasonIdentityFailed: the step pods' ServiceAccount and Role could not be written.
+	ReasonIdentityFailed = "IdentityFailed"
+	// ReasonWaitingForProvisioning, ReasonWaitingForSoftware: a Cluster waits for one of its CRs.
+	ReasonWaitingForProvisioning = "WaitingProvisioning"
+	ReasonWaitingForSoftware     = "WaitingSoftware"
+	// ReasonClusterReady: a Cluster's Provisioning and Software are both Ready.
+	ReasonClusterReady = "Ready"
+)
+
+// Event reasons.
+const (
+	// EventHostReleased: a BareMetalHost claim was handed back after a remove run.
+	EventHostReleased = "HostReleased"
+	// EventHostsReleased: every claim was handed back on deletion.
+	EventHostsReleased = "HostsReleased"
+	// EventReleaseFailed: claims could not be released on deletion yet.
+	EventReleaseFailed = "ReleaseFailed"
 )
 
 // Condition types, following kstatus: Ready, plus Reconciling and Stalled with abnormal-true
@@ -154,9 +201,32 @@ type WorkflowStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
+	// lastRun records the outcome of the newest run that finished, so that it stands when Argo
+	// deletes or archives the Workflow: a finished run is never started again by itself.
+	// +optional
+	LastRun *RunRecord `json:"lastRun,omitempty"`
+
 	// conditions: Ready, Reconciling and Stalled, each with observedGeneration.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// RunRecord is the outcome of one finished run, as its Workflow last showed it.
+type RunRecord struct {
+	// run is the Workflow's bpa.akraino.org/run label.
+	Run string `json:"run"`
+	// generation of the CR the run was compiled from.
+	Generation int64 `json:"generation"`
+	// workflowName is the Workflow that finished (after argo resubmit, the resubmitted one).
+	WorkflowName string `json:"workflowName"`
+	// phase it finished in: Succeeded, Failed or Error.
+	Phase WorkflowPhase `json:"phase"`
+	// message names the failing step and its message.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// finishedAt is when it finished.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }

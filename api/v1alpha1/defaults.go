@@ -49,3 +49,15 @@ func (s *ProvisioningSpec) HasEntry(label string) bool {
 	}
 	return false
 }
+
+// FirstMaster is the label of the first masters entry: the node fetch-kubeconfig reads the
+// cluster's admin.conf from.
+func (s *ProvisioningSpec) FirstMaster() string {
+	if len(s.Masters) == 0 {
+		return ""
+	}
+	for label := range s.Masters[0] {
+		return label // an entry has exactly one key
+	}
+	return ""
+}

@@ -161,6 +161,9 @@ type ProvisioningStatus struct {
 type ProvisionedNodes struct {
 	// generation of the Provisioning that Workflow ran.
 	Generation int64 `json:"generation"`
+	// run is that Workflow's bpa.akraino.org/run label.
+	// +optional
+	Run string `json:"run,omitempty"`
 	// digest of that generation's spec without its workers: when it changes (masters, pod
 	// subnet, plugins, kubespray options), the next run is kubespray's cluster.yml.
 	Digest string `json:"digest"`

@@ -192,7 +192,7 @@ func TestStepsOnFiles(t *testing.T) {
 func TestInClusterStepsNameTheirCR(t *testing.T) {
 	for _, args := range [][]string{
 		{"step", "discover-hosts", "--output=/tmp/x"},
-		{"step", "fetch-kubeconfig", "--namespace=default", "--hosts=/tmp/x"},
+		{"step", "fetch-kubeconfig", "--namespace=default", "--hosts=/tmp/x", "--master=m"},
 		{"step", "resolve-cluster-hosts", "--name=s"},
 		{"step", "install-software", "--node=n"},
 	} {

@@ -108,9 +108,9 @@ func (f *sshFlags) options() steprun.SSHOptions {
 func newFetchKubeconfigStep() *cobra.Command {
 	var cr crFlags
 	var ssh sshFlags
-	var cluster, hostsFile, adminConf string
+	var cluster, hostsFile, adminConf, master, user, leaving string
 	cmd := &cobra.Command{
-		Use:   fetchkubeconfig.Name + " --namespace NS --name N --uid U --generation G --cluster C --hosts FILE",
+		Use:   fetchkubeconfig.Name + " --namespace NS --name N --uid U --generation G --cluster C --hosts FILE --master LABEL",
 		Short: "Over SSH, read the first master's admin.conf into Secret <cluster>-kubeconfig; write ConfigMap <cluster>-hosts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -120,6 +120,9 @@ func newFetchKubeconfigStep() *cobra.Command {
 			}
 			if !adminConfPath.MatchString(adminConf) {
 				return fmt.Errorf("--admin-conf %q is not an absolute path", adminConf)
+			}
+			if !bpav1.IsSSHUser(user) {
+				return fmt.Errorf("--ssh-user %q is not a user name", user)
 			}
 			placed, err := readPlacements(hostsFile)
 			if err != nil {
@@ -132,7 +135,8 @@ func newFetchKubeconfigStep() *cobra.Command {
 			if err := checkCluster(cmd.Context(), c, ref, cluster); err != nil {
 				return err
 			}
-			return steprun.FetchKubeconfig(cmd.Context(), c, ref, placed, adminConf, ssh.options())
+			run := steprun.KubeconfigRun{Master: master, User: user, Leaving: list(leaving)}
+			return steprun.FetchKubeconfig(cmd.Context(), c, ref, run, placed, adminConf, ssh.options())
 		},
 	}
 	cr.add(cmd)
@@ -140,7 +144,11 @@ func newFetchKubeconfigStep() *cobra.Command {
 	cmd.Flags().StringVar(&cluster, "cluster", "", "the cluster the Workflow was compiled for (checked against the CR's label)")
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "addressed hosts, as resolve-leases wrote them (required)")
 	cmd.Flags().StringVar(&adminConf, "admin-conf", steprun.DefaultAdminConf, "admin kubeconfig on the master")
+	cmd.Flags().StringVar(&master, "master", "", "label of the first master, whose admin.conf is read (required)")
+	cmd.Flags().StringVar(&user, "ssh-user", bpav1.DefaultSSHUser, "user to log in to the master as (sudo when not root)")
+	cmd.Flags().StringVar(&leaving, "leaving", "", "comma-separated nodes the run removed (left out of <cluster>-hosts)")
 	_ = cmd.MarkFlagRequired("hosts")
+	_ = cmd.MarkFlagRequired("master")
 	return cmd
 }
 

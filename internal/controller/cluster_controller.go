@@ -59,11 +59,14 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	s := aggregateCluster(c, prov, sw)
 	setConditions(&c.Status.Conditions, c.Generation, s)
-	written, requeue, err := writeStatus(ctx, r.Client, c, before, !equality.Semantic.DeepEqual(before.Status, c.Status))
+	written, conflict, err := writeStatus(ctx, r.Client, c, before, !equality.Semantic.DeepEqual(before.Status, c.Status))
 	if written {
 		emitReadyChange(r.Recorder, c, before.Status.Conditions, c.Status.Conditions, s)
 	}
-	return ctrl.Result{Requeue: requeue}, err
+	if conflict {
+		return ctrl.Result{RequeueAfter: requeueSoon}, err
+	}
+	return ctrl.Result{}, err
 }
 
 // SetupWithManager watches Clusters and the Provisionings and Software they name.

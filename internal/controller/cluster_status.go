@@ -12,6 +12,7 @@ import (
 // clusterPart is one of the CRs a Cluster aggregates.
 type clusterPart struct {
 	kind, name string
+	waiting    string // the Cluster's reason while this part is not Ready
 	conds      []metav1.Condition
 	generation int64
 }
@@ -35,9 +36,9 @@ func aggregateCluster(c *bpav1.Cluster, prov *bpav1.Provisioning, sw *bpav1.Soft
 	if sw != nil {
 		st.SoftwarePhase = sw.Status.Phase
 	}
-	parts := []clusterPart{{"Provisioning", prov.Name, prov.Status.Conditions, prov.Generation}}
+	parts := []clusterPart{{"Provisioning", prov.Name, bpav1.ReasonWaitingForProvisioning, prov.Status.Conditions, prov.Generation}}
 	if sw != nil {
-		parts = append(parts, clusterPart{"Software", sw.Name, sw.Status.Conditions, sw.Generation})
+		parts = append(parts, clusterPart{"Software", sw.Name, bpav1.ReasonWaitingForSoftware, sw.Status.Conditions, sw.Generation})
 	}
 	for _, part := range parts {
 		if stalledC := meta.FindStatusCondition(part.conds, bpav1.ConditionStalled); stalledC != nil && stalledC.Status == metav1.ConditionTrue {
@@ -55,7 +56,7 @@ func aggregateCluster(c *bpav1.Cluster, prov *bpav1.Provisioning, sw *bpav1.Soft
 				st.Phase = sw.Status.Phase
 			}
 			st.Message = fmt.Sprintf("%s %s: %s", part.kind, part.name, msg)
-			return summary{reconciling, "Waiting" + part.kind, st.Message}
+			return summary{reconciling, part.waiting, st.Message}
 		}
 	}
 	if c.Spec.SoftwareCR != "" && sw == nil {
@@ -65,5 +66,5 @@ func aggregateCluster(c *bpav1.Cluster, prov *bpav1.Provisioning, sw *bpav1.Soft
 	if sw != nil && sw.Status.Phase != "" {
 		st.Phase = sw.Status.Phase
 	}
-	return summary{ready, "Ready", "the cluster is provisioned and its software installed"}
+	return summary{ready, bpav1.ReasonClusterReady, "the cluster is provisioned and its software installed"}
 }

@@ -3,10 +3,15 @@ package controller
 import (
 	"context"
 	"fmt"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"strconv"
+	"strings"
 	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +23,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 )
 
 func observeDuration(kind string, start time.Time) {
@@ -25,10 +31,81 @@ func observeDuration(kind string, start time.Time) {
 }
 
 // resetWorkflowStatus empties the mirrored fields for a generation that has no Workflow (yet):
-// the status describes this generation, not the last one's run.
+// the status describes this generation, not the last one's run. The record of the last
+// finished run stays.
 func resetWorkflowStatus(st *bpav1.WorkflowStatus, generation int64) {
-	conds := st.Conditions
-	*st = bpav1.WorkflowStatus{ObservedGeneration: generation, Conditions: conds}
+	*st = bpav1.WorkflowStatus{ObservedGeneration: generation, Conditions: st.Conditions, LastRun: st.LastRun}
+}
+
+// requeueSoon is how soon a reconcile runs again after a write conflict (the cache catching
+// up with the controller's own write) or a record the next decision must read back.
+const requeueSoon = 100 * time.Millisecond
+
+// requeueOnConflict turns a conflict into a prompt requeue without an error (it is the cache
+// catching up, not a failure worth a log line and a backoff); other errors go back as they are.
+func requeueOnConflict(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: requeueSoon}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// ensureFinalizer adds a finalizer with a patch conditioned on the copy's resourceVersion, so
+// a stale copy never writes, and the reconcile goes on with the object as the server now has it.
+func ensureFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
+	if controllerutil.ContainsFinalizer(obj, finalizer) {
+		return nil
+	}
+	before := obj.DeepCopyObject().(client.Object)
+	controllerutil.AddFinalizer(obj, finalizer)
+	return c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// runOf is the run a CR's generation asks for over scope: its uid, generation, the rerun
+// annotation, and salt.
+func runOf(meta *metav1.ObjectMeta, scope string, salt ...string) string {
+	return compile.RunID(meta, scope, append(salt, meta.Annotations[bpav1.RerunAnnotation])...)
+}
+
+// newerRecord is the record of a Workflow when it has finished after the current record's (or
+// is the same Workflow), else the current record: a Workflow deleted since must not be
+// forgotten because an older one is still there.
+func newerRecord(cur *bpav1.RunRecord, wf *wfv1.Workflow, o mirror.Observation) *bpav1.RunRecord {
+	if !o.Finished() {
+		return cur
+	}
+	// A finished Workflow without a finish time (Argo always sets one) counts as the newest.
+	if cur != nil && cur.WorkflowName != o.Name && cur.FinishedAt != nil && o.FinishedAt != nil && o.FinishedAt.Before(cur.FinishedAt) {
+		return cur
+	}
+	return recordOf(wf, o)
+}
+
+// recordOf is the record of a finished Workflow.
+func recordOf(wf *wfv1.Workflow, o mirror.Observation) *bpav1.RunRecord {
+	gen, _ := strconv.ParseInt(wf.Labels[bpav1.WorkflowGenerationLabel], 10, 64)
+	return &bpav1.RunRecord{
+		Run: wf.Labels[bpav1.WorkflowRunLabel], Generation: gen, WorkflowName: o.Name,
+		Phase: o.Phase, Message: o.Message, FinishedAt: o.FinishedAt,
+	}
+}
+
+// restoreRecord shows a finished run whose Workflow is gone (Argo's TTL, archiving, argo
+// delete) as its record says. It is not run again: a succeeded run stays Ready, a failed one
+// Stalled until the spec changes or the rerun annotation asks.
+func restoreRecord(st *bpav1.WorkflowStatus, generation int64, rec *bpav1.RunRecord) summary {
+	resetWorkflowStatus(st, generation)
+	st.WorkflowName, st.Phase, st.Message, st.FinishedAt = rec.WorkflowName, rec.Phase, rec.Message, rec.FinishedAt
+	if rec.Phase == bpav1.PhaseSucceeded {
+		return summary{ready, bpav1.ReasonWorkflowSucceeded, "Workflow " + rec.WorkflowName + " succeeded (it has been deleted since; the outcome is recorded)"}
+	}
+	msg := rec.Message
+	if msg == "" {
+		msg = "no message"
+	}
+	return summary{stalled, bpav1.ReasonWorkflowDeleted, fmt.Sprintf(
+		"Workflow %s %s: %s; it has been deleted since: set annotation %s to a new value to run generation %d again, or change the spec",
+		rec.WorkflowName, strings.ToLower(string(rec.Phase)), msg, bpav1.RerunAnnotation, rec.Generation)}
 }
 
 // stalledBy records a generation nobody can run until the spec changes: no Workflow, no
@@ -67,14 +144,17 @@ func emitReadyChange(rec record.EventRecorder, obj runtime.Object, before, after
 }
 
 // specOrLifecycleChanged lets through what needs a reconcile — creation, a new generation,
-// labels (the cluster label), deletion — and not the status patches the controller makes
+// labels (the cluster label), deletion, a rerun request — and not the status patches the controller makes
 // itself.
 func specOrLifecycleChanged() predicate.Predicate {
 	deleting := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero() ||
 			len(e.ObjectOld.GetFinalizers()) != len(e.ObjectNew.GetFinalizers())
 	}}
-	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, deleting)
+	rerun := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetAnnotations()[bpav1.RerunAnnotation] != e.ObjectNew.GetAnnotations()[bpav1.RerunAnnotation]
+	}}
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, deleting, rerun)
 }
 
 // patchStatus writes the status computed from before, conditioned on before's resourceVersion.
@@ -89,7 +169,7 @@ func patchStatus(ctx context.Context, c client.Client, obj, before client.Object
 // writeStatus patches the status when it changed. A conflict asks for the reconcile to run
 // again (it is the cache catching up, not a failure worth an error); a CR deleted meanwhile
 // is no error either. written says whether the status now on the server is this one.
-func writeStatus(ctx context.Context, c client.Client, obj, before client.Object, changed bool) (written, requeue bool, err error) {
+func writeStatus(ctx context.Context, c client.Client, obj, before client.Object, changed bool) (written, conflict bool, err error) {
 	if !changed {
 		return true, false, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -14,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
@@ -45,7 +45,12 @@ type ProvisioningReconciler struct {
 type provisioningScope struct {
 	p         *bpav1.Provisioning
 	workflows []wfv1.Workflow
-	summary   summary
+	// run is the run this generation asks for: its uid, generation and rerun request.
+	run     string
+	summary summary
+	// requeue asks for another reconcile once the status is written: a record that the next
+	// decision must read back from the server.
+	requeue bool
 }
 
 // Reconcile brings one Provisioning's status up to date with its Workflow, creating the
@@ -59,20 +64,18 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, p)
 	}
-	if !controllerutil.ContainsFinalizer(p, bpav1.HostsFinalizer) {
-		before := p.DeepCopy()
-		controllerutil.AddFinalizer(p, bpav1.HostsFinalizer)
-		return ctrl.Result{Requeue: true}, r.Patch(ctx, p, client.MergeFrom(before))
+	if err := ensureFinalizer(ctx, r.Client, p, bpav1.HostsFinalizer); err != nil {
+		return requeueOnConflict(err)
 	}
 
 	before := p.DeepCopy()
-	s := &provisioningScope{p: p}
+	s := &provisioningScope{p: p, run: runOf(&p.ObjectMeta, compile.WorkflowScopeAll)}
 	defer func() {
 		setConditions(&p.Status.Conditions, p.Generation, s.summary)
-		written, requeue, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
+		written, conflict, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
 		retErr = errors.Join(retErr, err)
-		if requeue {
-			res = ctrl.Result{Requeue: true}
+		if conflict || (written && s.requeue) {
+			res = ctrl.Result{RequeueAfter: requeueSoon}
 		}
 		if written {
 			r.emit(p, before, s.summary)
@@ -80,7 +83,7 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}()
 
 	for _, step := range []func(context.Context, *provisioningScope) (bool, error){
-		r.listWorkflows, r.ensureWorkflow, r.observeWorkflow, r.recordSuccess,
+		r.listWorkflows, r.recordSucceeded, r.ensureWorkflow, r.observeWorkflow,
 	} {
 		done, err := step(ctx, s)
 		if err != nil || done {
@@ -93,18 +96,87 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 func (r *ProvisioningReconciler) listWorkflows(ctx context.Context, s *provisioningScope) (bool, error) {
 	wfs, err := ownedWorkflows(ctx, r.Client, bpav1.WorkflowKindProvisioning, s.p)
 	if err != nil {
-		s.summary = summary{reconciling, "ListFailed", "cannot list Workflows; retrying"}
+		s.summary = summary{reconciling, bpav1.ReasonListFailed, "cannot list Workflows; retrying"}
 	}
 	s.workflows = wfs
 	return false, err
 }
 
-// ensureWorkflow creates this generation's Workflow unless it exists. It waits while an older
-// generation's Workflow is still running: the new run's kubespray mode depends on its outcome.
+// recordSucceeded records the newest succeeded run not recorded yet, of this generation or an
+// older one that finished while the spec moved on: the cluster as that Workflow left it (its
+// outcome annotation, compiled from the spec it ran), and the claims of the hosts it took out
+// handed back. The record, not the presence of a Workflow, is what the next generation is
+// planned against, so a run that recorded something other than this generation's stops here
+// and plans on the next reconcile, from the record as the server stores it.
+func (r *ProvisioningReconciler) recordSucceeded(ctx context.Context, s *provisioningScope) (bool, error) {
+	wf := unrecordedSuccess(s.workflows, s.p.Status.Provisioned)
+	if wf == nil {
+		return false, nil
+	}
+	outcome, err := outcomeOf(s.p, wf)
+	if err != nil {
+		// Nothing to plan against: the next run is planned against the older record, which
+		// kubespray's idempotent playbooks tolerate; the event says why.
+		r.Recorder.Eventf(s.p, corev1.EventTypeWarning, bpav1.ReasonWorkflowSucceeded, "Workflow %s cannot be recorded: %v", wf.Name, err)
+		return false, nil
+	}
+	o := mirror.Observe(wf)
+	if o.Hosts == nil {
+		// Offloaded or unreadable node status: which hosts the run placed is unknown, so no
+		// claim is released (a scale run's new host must never be), and the message says so.
+		r.Recorder.Eventf(s.p, corev1.EventTypeWarning, bpav1.ReasonWorkflowSucceeded,
+			"Workflow %s succeeded, but its node status cannot be read (%s): no BareMetalHost claim released", wf.Name, o.NodesUnavailable)
+	} else {
+		keep := map[string]bool{}
+		for _, h := range o.Hosts {
+			if !slices.Contains(outcome.Leaving, h.Label) {
+				keep[h.BareMetalHost] = true
+			}
+		}
+		released, err := releaseClaims(ctx, r.APIReader, r.Client, s.p, keep)
+		if err != nil {
+			s.summary = summary{reconciling, bpav1.ReasonWorkflowSucceeded, "cannot release the claims of removed hosts yet; retrying"}
+			return true, err
+		}
+		for _, name := range released {
+			r.Recorder.Eventf(s.p, corev1.EventTypeNormal, bpav1.EventHostReleased, "Released BareMetalHost %s", name)
+		}
+	}
+	rec := outcome.Provisioned
+	rec.Run = wf.Labels[bpav1.WorkflowRunLabel]
+	s.p.Status.Provisioned = &rec
+	if rec.Run != s.run {
+		s.summary = summary{reconciling, bpav1.ReasonWorkflowSucceeded, fmt.Sprintf(
+			"recorded Workflow %s of generation %d; planning generation %d next", wf.Name, rec.Generation, s.p.Generation)}
+		s.requeue = true
+		return true, nil
+	}
+	return false, nil
+}
+
+// outcomeOf reads the outcome a Workflow carries. A Workflow compiled before outcomes were
+// carried has none: its generation's spec stands in, when it is the current one.
+func outcomeOf(p *bpav1.Provisioning, wf *wfv1.Workflow) (day2.Outcome, error) {
+	if raw, ok := wf.Annotations[bpav1.WorkflowRecordAnnotation]; ok {
+		return day2.ParseOutcome(raw)
+	}
+	if wf.Labels[bpav1.WorkflowGenerationLabel] != strconv.FormatInt(p.Generation, 10) {
+		return day2.Outcome{}, fmt.Errorf("no annotation %s, and generation %s is not the current one", bpav1.WorkflowRecordAnnotation, wf.Labels[bpav1.WorkflowGenerationLabel])
+	}
+	return day2.Outcome{Provisioned: *day2.Record(p)}, nil
+}
+
+// ensureWorkflow creates this run's Workflow unless it exists or has finished. A finished run
+// whose Workflow Argo deleted keeps its recorded outcome and is not run again. It waits while
+// an older run is still going: the new run's kubespray mode depends on its outcome.
 func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisioningScope) (bool, error) {
 	p := s.p
-	if len(ofRun(s.workflows, compile.Generation(&p.ObjectMeta), "")) > 0 {
+	if len(ofRun(s.workflows, s.run)) > 0 {
 		return false, nil
+	}
+	if rec := p.Status.LastRun; rec != nil && rec.Run == s.run {
+		s.summary = restoreRecord(&p.Status.WorkflowStatus, p.Generation, rec)
+		return true, nil
 	}
 	if busy := unfinished(s.workflows); busy != nil {
 		resetWorkflowStatus(&p.Status.WorkflowStatus, p.Generation)
@@ -118,15 +190,16 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		return r.stall(s, bpav1.ReasonDay2Unsupported, err)
 	}
 	opts.Kubespray = plan
+	opts.Run = s.run
 	wf, err := compile.Provisioning(p, opts)
 	if err != nil {
 		compileErrors.WithLabelValues(bpav1.WorkflowKindProvisioning).Inc()
 		return r.stall(s, bpav1.ReasonInvalidSpec, err)
 	}
+	wf.Annotations[bpav1.WorkflowRecordAnnotation] = day2.OutcomeOf(p, plan).Annotation()
 	created, err := createWorkflow(ctx, r.Client, wf)
 	if err != nil {
-		s.summary = summary{reconciling, "CreateFailed", "cannot create the Workflow; retrying"}
-		return true, err
+		return r.createFailed(s, wf, err)
 	}
 	if created {
 		workflowsCreated.WithLabelValues(bpav1.WorkflowKindProvisioning).Inc()
@@ -140,50 +213,41 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	return true, nil
 }
 
+// createFailed says why a Workflow could not be created: a name taken by another object's
+// Workflow is Stalled with its cause (nothing clears it but a person); anything else is
+// retried.
+func (r *ProvisioningReconciler) createFailed(s *provisioningScope, wf *wfv1.Workflow, err error) (bool, error) {
+	var taken *nameTakenError
+	if errors.As(err, &taken) {
+		s.summary = stalledBy(&s.p.Status.WorkflowStatus, s.p.Generation, bpav1.ReasonWorkflowConflict, err)
+		return true, nil
+	}
+	s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot create Workflow " + wf.Name + "; retrying"}
+	return true, err
+}
+
 // stall records a generation nobody can run until the spec changes: no Workflow, no retry.
 func (r *ProvisioningReconciler) stall(s *provisioningScope, reason string, err error) (bool, error) {
 	s.summary = stalledBy(&s.p.Status.WorkflowStatus, s.p.Generation, reason, err)
 	return true, nil
 }
 
-// observeWorkflow mirrors the newest Workflow of this generation (a resubmitted one, after
-// `argo resubmit`) into the status.
+// observeWorkflow mirrors the newest Workflow of this run (a resubmitted one, after `argo
+// resubmit`) into the status, and records its outcome once it has finished.
 func (r *ProvisioningReconciler) observeWorkflow(_ context.Context, s *provisioningScope) (bool, error) {
 	p := s.p
-	wf := mirror.Newest(ofRun(s.workflows, compile.Generation(&p.ObjectMeta), ""))
+	wf := mirror.Newest(ofRun(s.workflows, s.run))
 	o := mirror.Observe(wf)
-	applyProvisioningObservation(p, o)
+	leaving := []string(nil)
+	if outcome, err := outcomeOf(p, wf); err == nil {
+		leaving = outcome.Leaving
+	}
+	applyProvisioningObservation(p, o, leaving)
+	if o.Finished() {
+		p.Status.LastRun = recordOf(wf, o)
+	}
 	s.summary = summaryOf(o.Phase, o.Name, o.Message)
 	return o.Phase != bpav1.PhaseSucceeded, nil
-}
-
-// recordSuccess runs once per generation, when its Workflow has succeeded: hosts this
-// Provisioning claimed but no longer names (removed workers) are handed back, then the
-// generation is recorded as the cluster as it is (status.provisioned). The record is what
-// makes it once: later reconciles of a succeeded generation list no BareMetalHosts, and a
-// release that failed is tried again because nothing was recorded.
-func (r *ProvisioningReconciler) recordSuccess(ctx context.Context, s *provisioningScope) (bool, error) {
-	if rec := s.p.Status.Provisioned; rec != nil && rec.Generation == s.p.Generation {
-		return false, nil
-	}
-	if s.p.Status.Hosts != nil { // unknown (offloaded node status): release nothing
-		// On success the status lists exactly the hosts the spec names
-		// (applyProvisioningObservation drops the nodes a remove run took out): those are
-		// kept, every other claim goes.
-		keep := map[string]bool{}
-		for _, h := range s.p.Status.Hosts {
-			keep[h.BareMetalHost] = true
-		}
-		released, err := releaseClaims(ctx, r.APIReader, r.Client, s.p, keep)
-		if err != nil {
-			return true, err
-		}
-		for _, name := range released {
-			r.Recorder.Eventf(s.p, corev1.EventTypeNormal, "HostReleased", "Released BareMetalHost %s", name)
-		}
-	}
-	s.p.Status.Provisioned = day2.Record(s.p)
-	return false, nil
 }
 
 func (r *ProvisioningReconciler) emit(p *bpav1.Provisioning, before *bpav1.Provisioning, s summary) {
@@ -203,14 +267,14 @@ func (r *ProvisioningReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// applyProvisioningObservation mirrors one Workflow into the status.
-func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation) {
+// applyProvisioningObservation mirrors one Workflow into the status; leaving are the nodes the
+// run removes, which a succeeded run no longer counts among the cluster's hosts.
+func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation, leaving []string) {
 	applyObservation(&p.Status.WorkflowStatus, p.Generation, o)
 	if o.Hosts != nil {
 		p.Status.Hosts = o.Hosts
 		if o.Phase == bpav1.PhaseSucceeded {
-			// A remove run lists the nodes it took out; they are no longer the cluster's.
-			p.Status.Hosts = slices.DeleteFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return !p.Spec.HasEntry(h.Label) })
+			p.Status.Hosts = slices.DeleteFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return slices.Contains(leaving, h.Label) })
 		}
 	}
 	if o.KubeconfigWritten {

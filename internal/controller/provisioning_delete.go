@@ -18,11 +18,11 @@ func (r *ProvisioningReconciler) reconcileDelete(ctx context.Context, p *bpav1.P
 	}
 	released, err := releaseClaims(ctx, r.APIReader, r.Client, p, nil)
 	if err != nil {
-		r.Recorder.Eventf(p, corev1.EventTypeWarning, "ReleaseFailed", "Cannot release the claimed BareMetalHosts yet: %v", err)
+		r.Recorder.Eventf(p, corev1.EventTypeWarning, bpav1.EventReleaseFailed, "Cannot release the claimed BareMetalHosts yet: %v", err)
 		return err
 	}
 	if len(released) > 0 {
-		r.Recorder.Eventf(p, corev1.EventTypeNormal, "HostsReleased", "Released %d BareMetalHosts on deletion", len(released))
+		r.Recorder.Eventf(p, corev1.EventTypeNormal, bpav1.EventHostsReleased, "Released %d BareMetalHosts on deletion", len(released))
 	}
 	before := p.DeepCopy()
 	controllerutil.RemoveFinalizer(p, bpav1.HostsFinalizer)

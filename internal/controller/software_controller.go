@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -57,10 +59,10 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	s := &softwareScope{sw: sw}
 	defer func() {
 		setConditions(&sw.Status.Conditions, sw.Generation, s.summary)
-		written, requeue, err := writeStatus(ctx, r.Client, sw, before, !equality.Semantic.DeepEqual(before.Status, sw.Status))
+		written, conflict, err := writeStatus(ctx, r.Client, sw, before, !equality.Semantic.DeepEqual(before.Status, sw.Status))
 		retErr = errors.Join(retErr, err)
-		if requeue {
-			res = ctrl.Result{Requeue: true}
+		if conflict {
+			res = ctrl.Result{RequeueAfter: requeueSoon}
 		}
 		if !written {
 			return
@@ -72,7 +74,7 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}()
 
 	for _, step := range []func(context.Context, *softwareScope) (bool, error){
-		r.listWorkflows, r.followUnfinished, r.observeLatest, r.findCluster, r.ensureRun,
+		r.listWorkflows, r.followUnfinished, r.mergeLatest, r.findCluster, r.ensureRun,
 	} {
 		done, err := step(ctx, s)
 		if err != nil || done {
@@ -85,7 +87,7 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 func (r *SoftwareReconciler) listWorkflows(ctx context.Context, s *softwareScope) (bool, error) {
 	wfs, err := ownedWorkflows(ctx, r.Client, bpav1.WorkflowKindSoftware, s.sw)
 	if err != nil {
-		s.summary = summary{reconciling, "ListFailed", "cannot list Workflows; retrying"}
+		s.summary = summary{reconciling, bpav1.ReasonListFailed, "cannot list Workflows; retrying"}
 	}
 	s.workflows = wfs
 	return false, err
@@ -98,7 +100,7 @@ func (r *SoftwareReconciler) followUnfinished(_ context.Context, s *softwareScop
 	if busy == nil {
 		return false, nil
 	}
-	if running := mirror.Newest(allUnfinished(ofRun(s.workflows, compile.Generation(&s.sw.ObjectMeta), ""))); running != nil {
+	if running := mirror.Newest(allUnfinished(ofGeneration(s.workflows, compile.Generation(&s.sw.ObjectMeta)))); running != nil {
 		o := mirror.Observe(running)
 		applySoftwareObservation(s.sw, o)
 		s.summary = summaryOf(o.Phase, o.Name, o.Message)
@@ -110,18 +112,36 @@ func (r *SoftwareReconciler) followUnfinished(_ context.Context, s *softwareScop
 	return true, nil
 }
 
-// observeLatest mirrors the newest finished Workflow of this generation; a failed one stalls
-// the Software until it is retried, resubmitted or the spec changes.
-func (r *SoftwareReconciler) observeLatest(_ context.Context, s *softwareScope) (bool, error) {
-	wf := mirror.Newest(ofRun(s.workflows, compile.Generation(&s.sw.ObjectMeta), ""))
-	if wf == nil {
-		return false, nil
-	}
-	o := mirror.Observe(wf)
-	applySoftwareObservation(s.sw, o)
-	if o.Phase != bpav1.PhaseSucceeded {
-		s.summary = summaryOf(o.Phase, o.Name, o.Message)
-		return true, nil
+// mergeLatest merges the node reports of this generation's Workflows that finished since the
+// last recorded run, in the order they finished (a node's newest report wins), mirrors the last
+// one, and records its outcome: the next run is decided from the reports, and a failed run
+// stands (Stalled) even once Argo deletes its Workflow. A report is merged once: a node that
+// left the cluster is not brought back by an old Workflow still lying around.
+func (r *SoftwareReconciler) mergeLatest(_ context.Context, s *softwareScope) (bool, error) {
+	last := s.sw.Status.LastRun
+	finished := slices.DeleteFunc(ofGeneration(s.workflows, compile.Generation(&s.sw.ObjectMeta)), func(wf wfv1.Workflow) bool {
+		if !wf.Status.Phase.Completed() {
+			return true
+		}
+		if last == nil || last.FinishedAt == nil {
+			return false
+		}
+		// No finish time (Argo always sets one): counted as the newest.
+		return wf.Name == last.WorkflowName || (!wf.Status.FinishedAt.IsZero() && wf.Status.FinishedAt.Before(last.FinishedAt))
+	})
+	slices.SortStableFunc(finished, func(a, b wfv1.Workflow) int {
+		if c := a.Status.FinishedAt.Compare(b.Status.FinishedAt.Time); c != 0 {
+			return c
+		}
+		if mirror.Newest([]wfv1.Workflow{a, b}).Name == a.Name {
+			return 1
+		}
+		return -1
+	})
+	for i := range finished {
+		o := mirror.Observe(&finished[i])
+		applySoftwareObservation(s.sw, o)
+		s.sw.Status.LastRun = newerRecord(s.sw.Status.LastRun, &finished[i], o)
 	}
 	return false, nil
 }
@@ -131,7 +151,7 @@ func (r *SoftwareReconciler) findCluster(ctx context.Context, s *softwareScope) 
 	cluster := s.sw.Labels[bpav1.ClusterLabel]
 	var list bpav1.ProvisioningList
 	if err := r.List(ctx, &list, client.InNamespace(s.sw.Namespace), client.MatchingLabels{bpav1.ClusterLabel: cluster}); err != nil {
-		s.summary = summary{reconciling, "ListFailed", "cannot list Provisionings; retrying"}
+		s.summary = summary{reconciling, bpav1.ReasonListFailed, "cannot list Provisionings; retrying"}
 		return true, err
 	}
 	switch len(list.Items) {
@@ -155,10 +175,18 @@ func (r *SoftwareReconciler) findCluster(ctx context.Context, s *softwareScope) 
 }
 
 // ensureRun starts a run for the nodes that need one (all of them, new ones, or those whose
-// role's packages changed); with none, the Software is Ready.
+// role's packages changed); with none, the Software is Ready. A run is named by the nodes, the
+// cluster generation it installs on (a node that leaves and rejoins is a new run) and the rerun
+// annotation; a run that already happened is shown, never started again by itself.
 func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (bool, error) {
 	sw := s.sw
 	nodes := clusterNodes(s.cluster)
+	if len(nodes) == 0 {
+		s.summary = stalledBy(&sw.Status.WorkflowStatus, sw.Generation, bpav1.ReasonNoNodes, fmt.Errorf(
+			"nothing to install on: Provisioning %s of cluster %s is Ready but its status lists no nodes (its Workflow's node status could not be read); set annotation %s on it to run it again",
+			s.cluster.Name, s.cluster.Labels[bpav1.ClusterLabel], bpav1.RerunAnnotation))
+		return true, nil
+	}
 	pruneReports(sw, nodes)
 	need, all := day2.SoftwareNodes(sw, nodes)
 	if len(need) == 0 {
@@ -172,12 +200,28 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	if !all {
 		opts.SoftwareNodes = need
 	}
-	scope := compile.Scope(opts.SoftwareNodes)
-	if ran := mirror.Newest(ofRun(s.workflows, compile.Generation(&sw.ObjectMeta), scope)); ran != nil {
-		// That run succeeded (a failed one stalled earlier) yet left nodes without a report:
-		// running it again would not tell more.
-		s.summary = summary{stalled, bpav1.ReasonWorkflowFailed, fmt.Sprintf(
-			"Workflow %s succeeded without a report for nodes %v; resubmit it once the reports can be read", ran.Name, need)}
+	opts.Run = runOf(&sw.ObjectMeta, compile.Scope(opts.SoftwareNodes), clusterGeneration(s.cluster))
+	if ran := mirror.Newest(ofRun(s.workflows, opts.Run)); ran != nil {
+		o := mirror.Observe(ran)
+		applySoftwareObservation(sw, o)
+		s.summary = summaryOf(o.Phase, o.Name, o.Message)
+		if o.Phase == bpav1.PhaseSucceeded {
+			// That run succeeded yet left nodes without a report: running it again would not
+			// tell more.
+			s.summary = summary{stalled, bpav1.ReasonWorkflowFailed, fmt.Sprintf(
+				"Workflow %s succeeded without a report for nodes %v; resubmit it once the reports can be read", ran.Name, need)}
+			sw.Status.Message = s.summary.message
+		}
+		return true, nil
+	}
+	if rec := sw.Status.LastRun; rec != nil && rec.Run == opts.Run {
+		s.summary = restoreRecord(&sw.Status.WorkflowStatus, sw.Generation, rec)
+		if rec.Phase == bpav1.PhaseSucceeded {
+			s.summary = summary{stalled, bpav1.ReasonWorkflowDeleted, fmt.Sprintf(
+				"Workflow %s succeeded without a report for nodes %v and has been deleted since; set annotation %s to a new value to run again",
+				rec.WorkflowName, need, bpav1.RerunAnnotation)}
+			sw.Status.Message = s.summary.message
+		}
 		return true, nil
 	}
 	wf, err := compile.Software(sw, opts)
@@ -188,7 +232,12 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	}
 	created, err := createWorkflow(ctx, r.Client, wf)
 	if err != nil {
-		s.summary = summary{reconciling, "CreateFailed", "cannot create the Workflow; retrying"}
+		var taken *nameTakenError
+		if errors.As(err, &taken) {
+			s.summary = stalledBy(&sw.Status.WorkflowStatus, sw.Generation, bpav1.ReasonWorkflowConflict, err)
+			return true, nil
+		}
+		s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot create Workflow " + wf.Name + "; retrying"}
 		return true, err
 	}
 	if created {
@@ -200,6 +249,15 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	sw.Status.Phase = bpav1.PhasePending
 	s.summary = summary{reconciling, bpav1.ReasonWorkflowCreated, "Workflow " + wf.Name + " created"}
 	return true, nil
+}
+
+// clusterGeneration is the Provisioning generation the cluster's nodes are as: a node that
+// leaves and rejoins does so in two generations, so its next Software run has a new name.
+func clusterGeneration(p *bpav1.Provisioning) string {
+	if p.Status.Provisioned == nil {
+		return ""
+	}
+	return "cluster-" + strconv.FormatInt(p.Status.Provisioned.Generation, 10)
 }
 
 // SetupWithManager watches Software, the Workflows they own, and Provisionings (a cluster

@@ -58,7 +58,10 @@ func waitSoftwareReady(t *testing.T, sw *bpav1.Software, generation int64) *bpav
 	var cur *bpav1.Software
 	eventually(t, "the Software Ready", func() error {
 		cur = getSoftware(t, sw)
-		return expectConditions(cur.Status.Conditions, generation, "True/UpToDate", "absent", "absent")
+		if err := expectConditions(cur.Status.Conditions, generation, "True/UpToDate", "absent", "absent"); err != nil {
+			return fmt.Errorf("%w (message %q)", err, cur.Status.Message)
+		}
+		return nil
 	})
 	return cur
 }
@@ -203,6 +206,85 @@ func TestSoftwareFollowsItsCluster(t *testing.T) {
 			}
 			return expectConditions(c.Status.Conditions, 1, "False/WorkflowFailed", "absent", "True/WorkflowFailed")
 		})
+	})
+
+	t.Run("the failed run's Workflow deleted: still Stalled, not run again", func(t *testing.T) {
+		failed := swWorkflow(t, sw, 3, compile.Scope([]string{"master-1", "master-2"}))
+		if err := env.Client.Delete(ctx(), failed); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "Stalled on the recorded failure", func() error {
+			cur := getSoftware(t, sw)
+			if !strings.Contains(cur.Status.Message, "no candidate version") || cur.Status.WorkflowName != failed.Name {
+				return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+			}
+			return expectConditions(cur.Status.Conditions, 3, "False/WorkflowDeleted", "absent", "True/WorkflowDeleted")
+		})
+		consistently(t, "no new run after the deletion", 2*time.Second, func() error {
+			if n := len(workflowsOf(t, bpav1.WorkflowKindSoftware, sw)); n != 3 {
+				return fmt.Errorf("%d Software Workflows, want 3", n)
+			}
+			return nil
+		})
+	})
+
+	t.Run("the rerun annotation starts the run again, under a new name", func(t *testing.T) {
+		old := getSoftware(t, sw).Status.WorkflowName
+		patchSpec(t, sw, func(cur *bpav1.Software) { cur.Annotations = map[string]string{bpav1.RerunAnnotation: "2026-11-22"} })
+		var again *wfv1.Workflow
+		eventually(t, "a rerun Workflow", func() error {
+			for _, wf := range workflowsOf(t, bpav1.WorkflowKindSoftware, sw) {
+				if wf.Labels[bpav1.WorkflowGenerationLabel] == "3" && wf.Name != old {
+					again = wf.DeepCopy()
+					return nil
+				}
+			}
+			return fmt.Errorf("none yet")
+		})
+		installed(t, again, xyzHosts[0], xyzHosts[1])
+		waitSoftwareReady(t, sw, 3)
+	})
+
+	// A node that leaves and rejoins within one Software generation is a new run each time: the
+	// cluster generation it joins at names the run.
+	leaveAndRejoin := func(t *testing.T, gen int64) *wfv1.Workflow {
+		t.Helper()
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.Workers = cur.Spec.Workers[:len(cur.Spec.Workers)-1] })
+		joined := placement.Placement{Label: "worker-b", Role: "worker", BareMetalHost: "metal3/node-4", MAC: "00:c2:12:03:62:b2"}
+		provisioned(t, waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, gen), append(slices.Clone(xyzHosts), joined))
+		waitReady(t, p, gen)
+		eventually(t, "the Software without worker-b", func() error {
+			if cur := waitSoftwareReady(t, sw, 3); len(cur.Status.Nodes) != 3 {
+				return fmt.Errorf("reports of %d nodes", len(cur.Status.Nodes))
+			}
+			return nil
+		})
+		patchSpec(t, p, func(cur *bpav1.Provisioning) {
+			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-b": {MACAddress: "00:c2:12:03:62:b2"}})
+		})
+		provisioned(t, waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, gen+1), append(slices.Clone(xyzHosts), joined))
+		waitReady(t, p, gen+1)
+		var run *wfv1.Workflow
+		eventually(t, "a Software run for the rejoined node", func() error {
+			cur := getSoftware(t, sw)
+			for _, wf := range workflowsOf(t, bpav1.WorkflowKindSoftware, sw) {
+				if wf.Name == cur.Status.WorkflowName && wf.Labels[bpav1.WorkflowScopeLabel] == compile.Scope([]string{"worker-b"}) && !wf.Status.Phase.Completed() {
+					run = wf.DeepCopy()
+					return nil
+				}
+			}
+			return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+		})
+		installed(t, run, joined)
+		waitSoftwareReady(t, sw, 3)
+		return run
+	}
+	t.Run("a node leaves and rejoins twice: a new run each time", func(t *testing.T) {
+		first := leaveAndRejoin(t, 3)
+		second := leaveAndRejoin(t, 5)
+		if first.Name == second.Name {
+			t.Errorf("both rejoins ran as Workflow %s", first.Name)
+		}
 	})
 }
 

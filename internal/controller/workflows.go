@@ -7,12 +7,14 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 )
 
@@ -55,21 +57,49 @@ func ownedWorkflows(ctx context.Context, c client.Reader, kind string, owner cli
 	return out, nil
 }
 
-// ofRun keeps the Workflows of one run: a generation and, for Software, a scope ("" matches
-// any scope).
-func ofRun(wfs []wfv1.Workflow, generation int64, scope string) []wfv1.Workflow {
+// ofRun keeps the Workflows of one run (its bpa.akraino.org/run label).
+func ofRun(wfs []wfv1.Workflow, run string) []wfv1.Workflow {
+	var out []wfv1.Workflow
+	for _, wf := range wfs {
+		if wf.Labels[bpav1.WorkflowRunLabel] == run {
+			out = append(out, wf)
+		}
+	}
+	return out
+}
+
+// ofGeneration keeps the Workflows of one generation, whatever their run.
+func ofGeneration(wfs []wfv1.Workflow, generation int64) []wfv1.Workflow {
 	gen := strconv.FormatInt(generation, 10)
 	var out []wfv1.Workflow
 	for _, wf := range wfs {
-		if wf.Labels[bpav1.WorkflowGenerationLabel] != gen {
-			continue
+		if wf.Labels[bpav1.WorkflowGenerationLabel] == gen {
+			out = append(out, wf)
 		}
-		if scope != "" && wf.Labels[bpav1.WorkflowScopeLabel] != scope {
-			continue
-		}
-		out = append(out, wf)
 	}
 	return out
+}
+
+// unrecordedSuccess is the succeeded Workflow the record (status.provisioned) has not taken in
+// yet: of a run other than the recorded one, of the recorded generation or a later one; the
+// latest generation first, then the newest.
+func unrecordedSuccess(wfs []wfv1.Workflow, rec *bpav1.ProvisionedNodes) *wfv1.Workflow {
+	var best *wfv1.Workflow
+	var bestGen int64
+	for i := range wfs {
+		wf := &wfs[i]
+		gen, err := strconv.ParseInt(wf.Labels[bpav1.WorkflowGenerationLabel], 10, 64)
+		if err != nil || wf.Status.Phase != wfv1.WorkflowSucceeded {
+			continue
+		}
+		if rec != nil && (gen < rec.Generation || wf.Labels[bpav1.WorkflowRunLabel] == rec.Run) {
+			continue
+		}
+		if best == nil || gen > bestGen || (gen == bestGen && mirror.Newest([]wfv1.Workflow{*best, *wf}).Name == wf.Name) {
+			best, bestGen = wf, gen
+		}
+	}
+	return best
 }
 
 // unfinished returns a Workflow that Argo is still running (or has yet to start), if any.
@@ -93,14 +123,39 @@ func allUnfinished(wfs []wfv1.Workflow) []wfv1.Workflow {
 	return out
 }
 
+// nameTakenError is a Workflow of the run's name that belongs to another object: a deleted CR
+// of the same name whose Workflows were orphaned, or someone else's.
+type nameTakenError struct {
+	name  string
+	owner string
+}
+
+func (e *nameTakenError) Error() string {
+	return fmt.Sprintf("Workflow %s already exists and belongs to %s, not to this object; delete it, or set annotation %s to a new value to run under another name",
+		e.name, e.owner, bpav1.RerunAnnotation)
+}
+
 // createWorkflow creates a compiled Workflow. Its name is deterministic per run, so a create
-// that finds it there already (a restart, a stale cache) is not an error and creates nothing.
+// that finds it there already (a restart, a stale cache) is not an error and creates nothing;
+// unless the Workflow there is not this object's, which is a *nameTakenError saying whose.
 func createWorkflow(ctx context.Context, c client.Client, wf *wfv1.Workflow) (bool, error) {
-	if err := c.Create(ctx, wf); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return false, nil
-		}
+	err := c.Create(ctx, wf)
+	if err == nil {
+		return true, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
 		return false, fmt.Errorf("creating Workflow %s/%s: %w", wf.Namespace, wf.Name, err)
 	}
-	return true, nil
+	existing := &wfv1.Workflow{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(wf), existing); err != nil {
+		return false, fmt.Errorf("reading Workflow %s/%s, which exists: %w", wf.Namespace, wf.Name, err)
+	}
+	if owner := metav1.GetControllerOf(existing); len(wf.OwnerReferences) > 0 && (owner == nil || owner.UID != wf.OwnerReferences[0].UID) {
+		whose := "no object"
+		if owner != nil {
+			whose = fmt.Sprintf("%s %s (uid %s)", owner.Kind, owner.Name, owner.UID)
+		}
+		return false, &nameTakenError{name: wf.Name, owner: whose}
+	}
+	return false, nil
 }

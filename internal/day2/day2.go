@@ -163,3 +163,43 @@ func SoftwareNodes(sw *bpav1.Software, nodes []Node) (need []string, all bool) {
 	slices.Sort(need)
 	return need, len(need) == len(nodes) && len(nodes) > 0
 }
+
+// Outcome is what a Provisioning run leaves the cluster as, computed from the spec it was
+// compiled from and carried on its Workflow (bpav1.WorkflowRecordAnnotation): once the run has
+// succeeded the controller records it, whatever the CR's spec has become meanwhile.
+type Outcome struct {
+	// Provisioned is the cluster after the run.
+	Provisioned bpav1.ProvisionedNodes `json:"provisioned"`
+	// Leaving are the nodes the run removes; their hosts are handed back once it succeeds.
+	Leaving []string `json:"leaving,omitempty"`
+}
+
+// OutcomeOf is the outcome of running plan on p's current generation.
+func OutcomeOf(p *bpav1.Provisioning, plan runkubespray.Plan) Outcome {
+	o := Outcome{Provisioned: *Record(p)}
+	if plan.Mode == runkubespray.ModeRemove {
+		o.Leaving = slices.Sorted(slices.Values(plan.Nodes))
+	}
+	return o
+}
+
+// Annotation is the outcome as the Workflow's annotation value.
+func (o Outcome) Annotation() string {
+	raw, err := json.Marshal(o)
+	if err != nil {
+		panic(fmt.Sprintf("day2: outcome: %v", err)) // plain strings and numbers always marshal
+	}
+	return string(raw)
+}
+
+// ParseOutcome reads a Workflow's outcome annotation.
+func ParseOutcome(annotation string) (Outcome, error) {
+	var o Outcome
+	if err := json.Unmarshal([]byte(annotation), &o); err != nil {
+		return Outcome{}, fmt.Errorf("annotation %s: %w", bpav1.WorkflowRecordAnnotation, err)
+	}
+	if o.Provisioned.Generation < 1 || o.Provisioned.Digest == "" {
+		return Outcome{}, fmt.Errorf("annotation %s: no generation or digest", bpav1.WorkflowRecordAnnotation)
+	}
+	return o, nil
+}

@@ -28,8 +28,23 @@ func (r CRRef) Validate() error {
 
 // get reads the CR and fails, finally (not retryable), when it is gone, was replaced, or has
 // moved on to another generation: the Workflow is then stale, and the controller has compiled
-// (or will compile) the new generation's.
+// (or will compile) the new generation's. Steps before kubespray use it: they fail fast rather
+// than act on a spec that is no longer asked for.
 func get(ctx context.Context, c client.Reader, ref CRRef, obj client.Object, kind string) error {
+	if err := getIncarnation(ctx, c, ref, obj, kind); err != nil {
+		return err
+	}
+	if obj.GetGeneration() != ref.Generation {
+		return fmt.Errorf("%s %s/%s has moved on to generation %d; this Workflow was compiled from generation %d", kind, ref.Namespace, ref.Name, obj.GetGeneration(), ref.Generation)
+	}
+	return nil
+}
+
+// getIncarnation reads the CR and fails when it is gone, being deleted or was replaced, but not
+// when its spec has moved on: steps after kubespray finish what kubespray did to the cluster,
+// from what the Workflow carries (compiled from the generation it ran), so the record the
+// controller keeps follows what really ran.
+func getIncarnation(ctx context.Context, c client.Reader, ref CRRef, obj client.Object, kind string) error {
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return fmt.Errorf("%s %s/%s no longer exists", kind, ref.Namespace, ref.Name)
@@ -38,9 +53,6 @@ func get(ctx context.Context, c client.Reader, ref CRRef, obj client.Object, kin
 	}
 	if string(obj.GetUID()) != ref.UID {
 		return fmt.Errorf("%s %s/%s was deleted and created again (uid %s, this Workflow's is %s)", kind, ref.Namespace, ref.Name, obj.GetUID(), ref.UID)
-	}
-	if obj.GetGeneration() != ref.Generation {
-		return fmt.Errorf("%s %s/%s has moved on to generation %d; this Workflow was compiled from generation %d", kind, ref.Namespace, ref.Name, obj.GetGeneration(), ref.Generation)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return fmt.Errorf("%s %s/%s is being deleted", kind, ref.Namespace, ref.Name)

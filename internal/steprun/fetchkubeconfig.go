@@ -41,18 +41,30 @@ func DefaultSSHOptions(keyFile string) SSHOptions {
 	return SSHOptions{KeyFile: keyFile, Port: 22, Timeout: 20 * time.Second}
 }
 
+// KubeconfigRun is what the Workflow says of the run fetch-kubeconfig finishes, compiled from
+// the generation it ran: the step runs after kubespray has changed the cluster, so it follows
+// the Workflow, not a spec that may have moved on since.
+type KubeconfigRun struct {
+	// Master is the label of the first masters entry: the node admin.conf is read from.
+	Master string
+	// User logs in to it.
+	User string
+	// Leaving are the nodes the run removed: not in ConfigMap "<cluster>-hosts" any more.
+	Leaving []string
+}
+
 // FetchKubeconfig reads admin.conf from the first master over SSH (through sudo when the user
 // is not root), points every cluster in it at that master's IP, and stores it in Secret
 // "<cluster>-kubeconfig" (key "value"); it also writes ConfigMap "<cluster>-hosts" (label →
 // IP and role) for the Software Workflows. Both are owned by the Provisioning. The kubeconfig
 // never reaches a log, an error or an output.
-func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, hosts []placement.Placement, adminConf string, opts SSHOptions) error {
+func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, run KubeconfigRun, hosts []placement.Placement, adminConf string, opts SSHOptions) error {
 	p := &bpav1.Provisioning{}
-	if err := get(ctx, c, ref, p, "Provisioning"); err != nil {
+	if err := getIncarnation(ctx, c, ref, p, "Provisioning"); err != nil {
 		return err
 	}
 	cluster := p.Labels[bpav1.ClusterLabel]
-	master, err := firstMaster(p, hosts)
+	master, err := placedMaster(run.Master, hosts)
 	if err != nil {
 		return err
 	}
@@ -60,7 +72,7 @@ func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, hosts []pl
 	if err != nil {
 		return err
 	}
-	user := p.Spec.SSH.LoginUser()
+	user := run.User
 	cfg := sshexec.Config{User: user, Signer: signer, Keys: knownHosts(c, p.Namespace, cluster), Timeout: opts.Timeout}
 	addr := net.JoinHostPort(master.IP, strconv.Itoa(opts.Port))
 	node, err := sshexec.Dial(ctx, cfg, addr)
@@ -87,18 +99,11 @@ func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, hosts []pl
 	if err := writeKubeconfig(ctx, c, p, cluster, kubeconfig); err != nil {
 		return err
 	}
-	return writeHosts(ctx, c, p, cluster, hosts)
+	return writeHosts(ctx, c, p, cluster, hosts, run.Leaving)
 }
 
-// firstMaster is the host of the Provisioning's first masters entry; it must have an IP.
-func firstMaster(p *bpav1.Provisioning, hosts []placement.Placement) (placement.Placement, error) {
-	if len(p.Spec.Masters) == 0 {
-		return placement.Placement{}, fmt.Errorf("Provisioning %s/%s has no masters", p.Namespace, p.Name)
-	}
-	var label string
-	for l := range p.Spec.Masters[0] {
-		label = l
-	}
+// placedMaster is the placed host of the master labelled label; it must have an IP.
+func placedMaster(label string, hosts []placement.Placement) (placement.Placement, error) {
 	i := slices.IndexFunc(hosts, func(h placement.Placement) bool { return h.Label == label })
 	if i < 0 {
 		return placement.Placement{}, fmt.Errorf("the first master %q is not among the placed hosts", label)
@@ -156,12 +161,12 @@ type ClusterNode struct {
 	Role string `json:"role"`
 }
 
-func writeHosts(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, hosts []placement.Placement) error {
+func writeHosts(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, hosts []placement.Placement, leaving []string) error {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: cluster + bpav1.HostsConfigMapSuffix}}
 	data := map[string]string{}
 	for _, h := range hosts {
-		if !p.Spec.HasEntry(h.Label) {
-			continue // a node being removed
+		if slices.Contains(leaving, h.Label) {
+			continue // a node the run removed
 		}
 		raw, err := json.Marshal(ClusterNode{IP: h.IP, Role: h.Role})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
@@ -44,6 +45,9 @@ users:
 
 const secretToken = "s3cr3t-t0ken-never-printed"
 
+// abcRun is what the Workflow of cluster-abc passes fetch-kubeconfig.
+var abcRun = steprun.KubeconfigRun{Master: "master", User: "root"}
+
 func abcPlaced(ip string) []placement.Placement {
 	return []placement.Placement{
 		{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2", IP: ip},
@@ -62,7 +66,7 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 	}
 	opts := steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}
 
-	if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcPlaced("127.0.0.1"), conf, opts); err != nil {
+	if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcRun, abcPlaced("127.0.0.1"), conf, opts); err != nil {
 		t.Fatal(err)
 	}
 
@@ -106,14 +110,44 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 	}
 
 	t.Run("a retry with the same host key succeeds", func(t *testing.T) {
-		if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcPlaced("127.0.0.1"), conf, opts); err != nil {
+		if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcRun, abcPlaced("127.0.0.1"), conf, opts); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	t.Run("a spec edited after kubespray ran: the step finishes the run as compiled", func(t *testing.T) {
+		// The Workflow removed worker-2 at generation 1; meanwhile the spec moved on (the
+		// first master renamed, another worker dropped). The step follows the Workflow: the
+		// master it names, and only the leaving node left out of the hosts.
+		cur := &bpav1.Provisioning{}
+		if err := env.Client.Get(ctx(), client.ObjectKeyFromObject(p), cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Spec.Masters = []bpav1.HostEntry{{"renamed": cur.Spec.Masters[0]["master"]}}
+		cur.Spec.Workers = nil
+		if err := env.Client.Update(ctx(), cur); err != nil {
+			t.Fatal(err)
+		}
+		if cur.Generation == ref.Generation {
+			t.Fatalf("the spec edit made no new generation")
+		}
+		run := abcRun
+		run.Leaving = []string{"worker-2"}
+		if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, run, abcPlaced("127.0.0.1"), conf, opts); err != nil {
+			t.Fatal(err)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-hosts"}, cm); err != nil {
+			t.Fatal(err)
+		}
+		if _, gone := cm.Data["worker-2"]; gone || cm.Data["master"] == "" || cm.Data["worker-1"] == "" {
+			t.Errorf("hosts after a run removing worker-2 = %v; want master and worker-1", cm.Data)
 		}
 	})
 
 	t.Run("a changed host key fails, saying so, and is not retried", func(t *testing.T) {
 		sshd.RestartWithNewHostKey(t)
-		err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcPlaced("127.0.0.1"), conf, opts)
+		err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcRun, abcPlaced("127.0.0.1"), conf, opts)
 		if err == nil || !strings.Contains(err.Error(), "the host key of "+sshd.Addr()+" changed") || steps.IsRetryable(err) {
 			t.Fatalf("%v; want a final host-key-changed error", err)
 		}
@@ -125,7 +159,7 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 	t.Run("a master that does not answer is retryable", func(t *testing.T) {
 		closed := opts
 		closed.Port = 1
-		err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcPlaced("127.0.0.1"), conf, closed)
+		err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcRun, abcPlaced("127.0.0.1"), conf, closed)
 		if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `master "master"`) {
 			t.Fatalf("%v; want a retryable error naming the master", err)
 		}
@@ -136,7 +170,7 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 		freshOpts := steprun.SSHOptions{KeyFile: fresh.ClientKeyFile, Port: fresh.Port, Timeout: 10 * time.Second}
 		_, otherRef := provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml", ns, "efg", ns)
 		hosts := []placement.Placement{{Label: "master-1", Role: "master,worker", BareMetalHost: "m/node-5", MAC: "00:e1:ba:ce:df:bd", IP: "127.0.0.1"}}
-		err := steprun.FetchKubeconfig(ctx(), env.Client, otherRef, hosts, filepath.Join(t.TempDir(), "missing.conf"), freshOpts)
+		err := steprun.FetchKubeconfig(ctx(), env.Client, otherRef, steprun.KubeconfigRun{Master: "master-1", User: "root"}, hosts, filepath.Join(t.TempDir(), "missing.conf"), freshOpts)
 		var exit *sshexec.ExitError
 		if err == nil || !strings.Contains(err.Error(), "missing.conf") || !asExit(err, &exit) {
 			t.Fatalf("%v; want the remote cat's failure", err)

@@ -115,8 +115,8 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 		{"discover-hosts", append(append([]string{"step", "discover-hosts"}, cr...), "--output="+filepath.Join(dir, "placed.json")), true},
 		{"resolve-leases from the NICs", []string{"step", "resolve-leases", "--hosts=" + filepath.Join(dir, "placed.json"), "--output=" + filepath.Join(dir, "addressed.json")}, true},
 		{"render-inventory", append(append([]string{"step", "render-inventory"}, cr...), "--hosts="+filepath.Join(dir, "addressed.json"), "--output-dir="+dir), true},
-		{"fetch-kubeconfig", append(append(append([]string{"step", "fetch-kubeconfig"}, cr...), ssh...), "--cluster=cluster-abc", "--hosts="+hostsWithMaster, "--admin-conf="+conf), true},
-		{"fetch-kubeconfig, missing admin.conf", append(append(append([]string{"step", "fetch-kubeconfig"}, cr...), ssh...), "--hosts="+hostsWithMaster, "--admin-conf="+conf+".missing"), false},
+		{"fetch-kubeconfig", append(append(append([]string{"step", "fetch-kubeconfig"}, cr...), ssh...), "--cluster=cluster-abc", "--hosts="+hostsWithMaster, "--master=master", "--admin-conf="+conf), true},
+		{"fetch-kubeconfig, missing admin.conf", append(append(append([]string{"step", "fetch-kubeconfig"}, cr...), ssh...), "--hosts="+hostsWithMaster, "--master=master", "--admin-conf="+conf+".missing"), false},
 		{"resolve-cluster-hosts", append(append([]string{"step", "resolve-cluster-hosts"}, swCR...), "--cluster=cluster-abc", "--output="+filepath.Join(dir, "nodes.json")), true},
 		{"install-software", append(install, "--output="+filepath.Join(dir, "report.json")), true},
 	}

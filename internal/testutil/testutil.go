@@ -1,4 +1,5 @@
-// Package testutil finds the shared fixtures and loads them, for tests only.
+// Package testutil finds the specification's sample CRs and site files in config/samples and
+// loads them, for tests only. The repository is self-contained: no test reads outside it.
 package testutil
 
 import (
@@ -31,15 +32,18 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// Fixture is the path of a file in the specification's fixtures, kept in ../shared/fixtures
-// beside the checkout.
+// Fixture is the path of one of the specification's sample files, the project's own copies:
+// CRs in config/samples, the sample site (BareMetalHosts, lease files) in config/samples/site.
 func Fixture(t testing.TB, name string) string {
 	t.Helper()
-	path := filepath.Join(RepoRoot(t), "..", "shared", "fixtures", name)
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("fixture %s: %v (the shared fixtures must be checked out beside the repository)", name, err)
+	for _, dir := range []string{"config/samples", "config/samples/site"} {
+		path := filepath.Join(RepoRoot(t), dir, name)
+		if _, err := os.Stat(path); err == nil {
+			return path
+		}
 	}
-	return path
+	t.Fatalf("fixture %s: not in config/samples or config/samples/site", name)
+	return ""
 }
 
 // SiteHosts loads the sample site's BareMetalHosts.

@@ -77,7 +77,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		resolveleases.Template(opts.StepImage, leaseFormat(opts)),
 		renderinventory.Template(opts.StepImage),
 		kubespray,
-		fetchkubeconfig.Template(opts.StepImage),
+		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), leaving(opts.Kubespray)),
 	} {
 		if err := d.addTemplate(t); err != nil {
 			return nil, err
@@ -111,7 +111,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		return nil, err
 	}
 
-	wf := newWorkflow(&p.ObjectMeta, "Provisioning", bpav1.WorkflowKindProvisioning, cluster, opts)
+	wf := newWorkflow(&p.ObjectMeta, "Provisioning", bpav1.WorkflowKindProvisioning, cluster, WorkflowScopeAll, opts)
 	wf.Annotations = map[string]string{
 		"workflows.argoproj.io/title":       fmt.Sprintf("Provision cluster %s", cluster),
 		"workflows.argoproj.io/description": fmt.Sprintf("Provisioning %s/%s generation %d: %s", p.Namespace, p.Name, Generation(&p.ObjectMeta), describeProvisioning(p, opts)),
@@ -163,9 +163,8 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	wf := newWorkflow(&s.ObjectMeta, "Software", bpav1.WorkflowKindSoftware, cluster, opts)
+	wf := newWorkflow(&s.ObjectMeta, "Software", bpav1.WorkflowKindSoftware, cluster, Scope(opts.SoftwareNodes), opts)
 	wf.Labels[bpav1.WorkflowScopeLabel] = Scope(opts.SoftwareNodes)
-	wf.Name = WorkflowName(bpav1.WorkflowKindSoftware, s.Name, Generation(&s.ObjectMeta), Scope(opts.SoftwareNodes))
 	scope := "every node"
 	if len(opts.SoftwareNodes) > 0 {
 		scope = "nodes " + strings.Join(sortedCopy(opts.SoftwareNodes), ", ")
@@ -191,18 +190,23 @@ func leaving(plan runkubespray.Plan) []string {
 
 // newWorkflow is the part both kinds share: name, labels, owner, parameters naming the CR,
 // the per-cluster mutex, pod security and scratch space.
-func newWorkflow(meta *metav1.ObjectMeta, kind, kindLabel, cluster string, opts Options) *wfv1.Workflow {
+func newWorkflow(meta *metav1.ObjectMeta, kind, kindLabel, cluster, scope string, opts Options) *wfv1.Workflow {
 	generation := Generation(meta)
+	run := opts.Run
+	if run == "" {
+		run = RunID(meta, scope)
+	}
 	wf := &wfv1.Workflow{
 		TypeMeta: metav1.TypeMeta{APIVersion: wfv1.SchemeGroupVersion.String(), Kind: "Workflow"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      WorkflowName(kindLabel, meta.Name, generation, WorkflowScopeAll),
+			Name:      WorkflowName(kindLabel, meta.Name, generation, run),
 			Namespace: meta.Namespace,
 			Labels: map[string]string{
 				bpav1.WorkflowClusterLabel:    cluster,
 				bpav1.WorkflowKindLabel:       kindLabel,
 				bpav1.WorkflowNameLabel:       LabelValue(meta.Name),
 				bpav1.WorkflowGenerationLabel: strconv.FormatInt(generation, 10),
+				bpav1.WorkflowRunLabel:        run,
 			},
 		},
 	}
@@ -246,17 +250,15 @@ func Generation(meta *metav1.ObjectMeta) int64 {
 	return max(meta.Generation, 1)
 }
 
-// WorkflowName is deterministic: one name per CR generation and scope, so "create if absent" is
-// idempotent. Long CR names are cut and made unique again with a hash.
-func WorkflowName(kindLabel, crName string, generation int64, scope string) string {
+// WorkflowName is deterministic: one name per run (see RunID), so "create if absent" is
+// idempotent, and a new run (a new CR incarnation, generation, node set or rerun request) never
+// meets an old Workflow under its name. Long CR names are cut and made unique again with a hash.
+func WorkflowName(kindLabel, crName string, generation int64, run string) string {
 	prefix := "prov-"
 	if kindLabel == bpav1.WorkflowKindSoftware {
 		prefix = "sw-"
 	}
-	suffix := "-" + strconv.FormatInt(generation, 10)
-	if scope != WorkflowScopeAll && scope != "" {
-		suffix += "-" + scope[:min(len(scope), scopeNameLength)]
-	}
+	suffix := "-" + strconv.FormatInt(generation, 10) + "-" + run[:min(len(run), runNameLength)]
 	name := prefix + crName + suffix
 	if len(name) <= MaxWorkflowNameLength {
 		return name
@@ -268,11 +270,29 @@ func WorkflowName(kindLabel, crName string, generation int64, scope string) stri
 	return prefix + cut + "-" + hash + suffix
 }
 
+// RunID names one run: the CR's incarnation (uid) and generation, the nodes it runs on (scope)
+// and whatever else makes a run new (salt: a rerun request, the cluster generation a Software
+// run installs on). It is the Workflow's run label; its first characters end the name.
+func RunID(meta *metav1.ObjectMeta, scope string, salt ...string) string {
+	h := sha256.New()
+	h.Write([]byte(string(meta.UID) + "\x00" + strconv.FormatInt(Generation(meta), 10) + "\x00" + scope))
+	for _, s := range salt {
+		if s != "" { // no salt and an empty one are the same run
+			h.Write([]byte("\x00" + s))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:runIDLength]
+}
+
+// runIDLength is the length of a run id (a label value); runNameLength how much of it a
+// Workflow name carries.
+const (
+	runIDLength   = 16
+	runNameLength = 5
+)
+
 // WorkflowScopeAll is the scope of a run over every node.
 const WorkflowScopeAll = bpav1.WorkflowScopeAll
-
-// scopeNameLength is how much of a scope digest a Workflow name carries.
-const scopeNameLength = 6
 
 // Scope names the nodes a Software run installs on: "all" for every node, else a digest of the
 // sorted node list (a label value), so that each day-2 run has its own name and label.

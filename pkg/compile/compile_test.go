@@ -3,6 +3,7 @@ package compile_test
 import (
 	"errors"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"strings"
 	"testing"
 
@@ -193,6 +194,7 @@ func TestWorkflowContract(t *testing.T) {
 	wantLabels := map[string]string{
 		"bpa.akraino.org/cluster": "cluster-efg", "bpa.akraino.org/kind": "provisioning",
 		"bpa.akraino.org/name": "sample-kud-plugins", "bpa.akraino.org/generation": "7",
+		"bpa.akraino.org/run": compile.RunID(&p.ObjectMeta, compile.WorkflowScopeAll),
 	}
 	if diff := cmp.Diff(wantLabels, wf.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
@@ -246,29 +248,30 @@ func TestWorkflowContract(t *testing.T) {
 
 func TestWorkflowName(t *testing.T) {
 	long := strings.Repeat("a", 240)
+	run := "0123456789abcdef"
 	cases := []struct{ kind, name, want string }{
-		{bpav1.WorkflowKindProvisioning, "provisioning-sample", "prov-provisioning-sample-1"},
-		{bpav1.WorkflowKindSoftware, "example-software", "sw-example-software-1"},
+		{bpav1.WorkflowKindProvisioning, "provisioning-sample", "prov-provisioning-sample-1-01234"},
+		{bpav1.WorkflowKindSoftware, "example-software", "sw-example-software-1-01234"},
 	}
 	for _, tc := range cases {
-		if got := compile.WorkflowName(tc.kind, tc.name, 1, compile.WorkflowScopeAll); got != tc.want {
+		if got := compile.WorkflowName(tc.kind, tc.name, 1, run); got != tc.want {
 			t.Errorf("WorkflowName(%s, %s) = %s, want %s", tc.kind, tc.name, got, tc.want)
 		}
 	}
-	a := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"x", 12345, compile.WorkflowScopeAll)
-	b := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"y", 12345, compile.WorkflowScopeAll)
+	a := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"x", 12345, run)
+	b := compile.WorkflowName(bpav1.WorkflowKindProvisioning, long+"y", 12345, run)
 	if len(a) > compile.MaxWorkflowNameLength || len(b) > compile.MaxWorkflowNameLength {
 		t.Errorf("names longer than %d: %d, %d", compile.MaxWorkflowNameLength, len(a), len(b))
 	}
 	if a == b {
 		t.Errorf("two long names that differ only at the end compile to the same Workflow name %s", a)
 	}
-	if !strings.HasSuffix(a, "-12345") {
-		t.Errorf("a cut name keeps its generation: %s", a)
+	if !strings.HasSuffix(a, "-12345-01234") {
+		t.Errorf("a cut name keeps its generation and run: %s", a)
 	}
 
-	// A day-2 Software run over some nodes has its own name, the same for the same nodes in
-	// any order, and a long CR name still fits with the scope.
+	// A day-2 Software run over some nodes has its own scope, the same for the same nodes in
+	// any order.
 	scope := compile.Scope([]string{"worker-2", "worker-1"})
 	if scope != compile.Scope([]string{"worker-1", "worker-2"}) || scope == compile.Scope([]string{"worker-1"}) {
 		t.Errorf("Scope is not a function of the node set: %s", scope)
@@ -276,11 +279,52 @@ func TestWorkflowName(t *testing.T) {
 	if compile.Scope(nil) != compile.WorkflowScopeAll {
 		t.Errorf("Scope(nil) = %s, want %s", compile.Scope(nil), compile.WorkflowScopeAll)
 	}
-	if got, want := compile.WorkflowName(bpav1.WorkflowKindSoftware, "sw", 3, scope), "sw-sw-3-"+scope[:6]; got != want {
-		t.Errorf("scoped name = %s, want %s", got, want)
+}
+
+// TestRunID: every input that makes a run new gives another id, so a new run never meets an
+// old Workflow under its name: a recreated CR (uid), a new generation, another node set, a
+// rerun request or another cluster generation (a node that left and rejoined).
+func TestRunID(t *testing.T) {
+	meta := &metav1.ObjectMeta{Name: "p", UID: "uid-1", Generation: 2}
+	base := compile.RunID(meta, compile.WorkflowScopeAll)
+	if base != compile.RunID(meta.DeepCopy(), compile.WorkflowScopeAll) {
+		t.Fatal("RunID is not deterministic")
 	}
-	if c := compile.WorkflowName(bpav1.WorkflowKindSoftware, long, 3, scope); len(c) > compile.MaxWorkflowNameLength || !strings.HasSuffix(c, "-3-"+scope[:6]) {
-		t.Errorf("long scoped name %s: %d characters, or lost its generation and scope", c, len(c))
+	other := func(mutate func(m *metav1.ObjectMeta)) *metav1.ObjectMeta {
+		m := meta.DeepCopy()
+		mutate(m)
+		return m
+	}
+	for _, tc := range []struct{ reason, id string }{
+		{"another incarnation of the CR", compile.RunID(other(func(m *metav1.ObjectMeta) { m.UID = "uid-2" }), compile.WorkflowScopeAll)},
+		{"another generation", compile.RunID(other(func(m *metav1.ObjectMeta) { m.Generation = 3 }), compile.WorkflowScopeAll)},
+		{"another node set", compile.RunID(meta, compile.Scope([]string{"worker-1"}))},
+		{"a rerun request", compile.RunID(meta, compile.WorkflowScopeAll, "rerun-1")},
+		{"salts are not concatenated", compile.RunID(meta, compile.WorkflowScopeAll, "a", "b")},
+	} {
+		if tc.id == base {
+			t.Errorf("%s: same run id %s", tc.reason, tc.id)
+		}
+	}
+	if compile.RunID(meta, compile.WorkflowScopeAll, "ab") == compile.RunID(meta, compile.WorkflowScopeAll, "a", "b") {
+		t.Error("salt boundaries are lost")
+	}
+
+	// The compiled Workflow carries the run in its label and its name.
+	p := testutil.Provisioning(t, "provisioning-cluster-abc.yaml")
+	p.UID, p.Generation = "uid-1", 2
+	opts := compile.DefaultOptions([]string{"multus"})
+	opts.Run = compile.RunID(&p.ObjectMeta, compile.WorkflowScopeAll, "rerun-1")
+	wf, err := compile.Provisioning(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf.Labels[bpav1.WorkflowRunLabel] != opts.Run || !strings.HasSuffix(wf.Name, "-2-"+opts.Run[:5]) {
+		t.Errorf("Workflow %s labels %v: want run %s in both", wf.Name, wf.Labels, opts.Run)
+	}
+	opts.Run = "not a run"
+	if _, err := compile.Provisioning(p, opts); err == nil || !strings.Contains(err.Error(), "run") {
+		t.Errorf("a malformed run id compiled: %v", err)
 	}
 }
 

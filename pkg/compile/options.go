@@ -41,6 +41,9 @@ type Options struct {
 	Kubespray runkubespray.Plan
 	// SoftwareNodes limits a Software Workflow to these nodes (day 2); empty: all nodes.
 	SoftwareNodes []string
+	// Run is the run id (RunID) the controller chose for this run; empty: RunID of the CR's
+	// uid, generation and scope.
+	Run string
 }
 
 // DefaultOptions are the compiler's defaults, with the plugins of workflows/.
@@ -55,7 +58,10 @@ func DefaultOptions(plugins []string) Options {
 	}
 }
 
-var pathPattern = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
+var (
+	pathPattern = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
+	runPattern  = regexp.MustCompile(`^[0-9a-f]{5,63}$`)
+)
 
 // ValidateOptions checks options before a manager starts with them, so a bad flag fails at
 // start-up rather than on the first CR.
@@ -81,6 +87,9 @@ func (o Options) validate() error {
 		if _, err := leases.ParseFormat(string(o.LeaseFormat)); err != nil {
 			return fmt.Errorf("options: %w", err)
 		}
+	}
+	if o.Run != "" && !runPattern.MatchString(o.Run) {
+		return fmt.Errorf("options: run %q is not a run id", o.Run)
 	}
 	for _, n := range o.SoftwareNodes {
 		if len(validation.IsDNS1123Label(n)) > 0 {

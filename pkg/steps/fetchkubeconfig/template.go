@@ -3,6 +3,8 @@
 package fetchkubeconfig
 
 import (
+	"strings"
+
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
@@ -12,18 +14,27 @@ import (
 const Name = "fetch-kubeconfig"
 
 // Template fetches the kubeconfig, retrying with backoff while the master does not answer.
-func Template(stepImage string) wfv1.Template {
+// master (the first masters entry), user and leaving (the nodes a remove run takes out) are
+// compiled in from the generation the Workflow runs: the step finishes what kubespray did, even
+// when the spec has moved on meanwhile.
+func Template(stepImage, master, user string, leaving []string) wfv1.Template {
+	args := append(steps.CRArgs(),
+		"--cluster="+steps.WorkflowParam(steps.ParamCluster),
+		"--hosts="+steps.InputsDir+"/hosts.json",
+		"--ssh-key="+steps.SSHKeyPath,
+		"--master="+master,
+		"--ssh-user="+user,
+	)
+	if len(leaving) > 0 {
+		args = append(args, "--leaving="+strings.Join(leaving, ","))
+	}
 	return wfv1.Template{
 		Name: Name,
 		Inputs: wfv1.Inputs{
 			Parameters: []wfv1.Parameter{{Name: steps.HostsParam}},
 			Artifacts:  []wfv1.Artifact{steps.InputFile(steps.HostsParam, "hosts.json")},
 		},
-		Container: steps.StepContainer(stepImage, Name, append(steps.CRArgs(),
-			"--cluster="+steps.WorkflowParam(steps.ParamCluster),
-			"--hosts="+steps.InputsDir+"/hosts.json",
-			"--ssh-key="+steps.SSHKeyPath,
-		), steps.SSHKeyMount()),
+		Container:     steps.StepContainer(stepImage, Name, args, steps.SSHKeyMount()),
 		RetryStrategy: steps.WaitForTheWorld(),
 	}
 }

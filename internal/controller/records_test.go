@@ -1,0 +1,187 @@
+package controller_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+)
+
+// TestRunsAreRecords: what runs next follows what the Workflows really did, kept in the CR's
+// status, whatever Argo does with finished Workflows and however the spec moves meanwhile.
+func TestRunsAreRecords(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t)
+	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	create(t, p)
+	p = getProvisioning(t, p)
+	consumer := placement.ConsumerFor(p).Ref()
+	hosts := map[string]*metal3v1alpha1.BareMetalHost{}
+	for _, name := range []string{"node-1", "node-3", "node-4"} {
+		hosts[name] = claim(t, ns, name, consumer)
+	}
+	hosts["node-5"] = claim(t, ns, "node-5", nil)
+	at := func(hs ...placement.Placement) []placement.Placement {
+		out := slices.Clone(hs)
+		for i := range out {
+			out[i].BareMetalHost = ns + "/" + strings.TrimPrefix(out[i].BareMetalHost, "metal3/")
+		}
+		return out
+	}
+	worker3 := placement.Placement{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"}
+
+	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+	provisioned(t, wf1, at(abcHosts...))
+	waitReady(t, p, 1)
+
+	t.Run("a finished Workflow deleted: recorded, never run again", func(t *testing.T) {
+		if err := env.Client.Delete(ctx(), wf1); err != nil {
+			t.Fatal(err)
+		}
+		consistently(t, "no Workflow after the deletion, still Ready", 2*time.Second, func() error {
+			if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 0 {
+				return fmt.Errorf("%d Workflows: kubespray would run again on a live cluster", n)
+			}
+			cur := getProvisioning(t, p)
+			if !strings.Contains(cur.Status.Conditions[0].Message, "deleted since") && cur.Status.LastRun != nil {
+				return nil // the deletion not seen yet
+			}
+			return expectConditions(cur.Status.Conditions, 1, "True/WorkflowSucceeded", "absent", "absent")
+		})
+	})
+
+	t.Run("the rerun annotation runs the generation again, under a new name", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Annotations = map[string]string{bpav1.RerunAnnotation: "1"} })
+		again := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+		if again.Name == wf1.Name || !strings.HasSuffix(kubesprayArgs(again), "cluster.yml") {
+			t.Errorf("rerun Workflow %s runs %q; want a new name and cluster.yml", again.Name, kubesprayArgs(again))
+		}
+		provisioned(t, again, at(abcHosts...))
+		waitReady(t, p, 1)
+	})
+
+	var wf2 *wfv1.Workflow
+	t.Run("a scale run whose node status is offloaded: no claim released", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) {
+			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-3": {MACAddress: worker3.MAC}})
+		})
+		wf2 = waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
+		patchSpec(t, hosts["node-5"], func(h *metal3v1alpha1.BareMetalHost) { h.Spec.ConsumerRef = consumer })
+		setWorkflowStatus(t, wf2, func(st *wfv1.WorkflowStatus) {
+			st.Phase, st.Progress = wfv1.WorkflowSucceeded, "5/5"
+			st.StartedAt, st.FinishedAt = metav1.NewTime(time.Now().Add(-time.Minute)), metav1.Now()
+			st.OffloadNodeStatusVersion = "fnv:1"
+			st.Nodes = nil
+		})
+		cur := waitReady(t, p, 2)
+		if rec := cur.Status.Provisioned; rec == nil || rec.Generation != 2 || len(rec.Workers) != 3 {
+			t.Errorf("record %+v, want generation 2 with worker-3", rec)
+		}
+		consistently(t, "worker-3's host kept", time.Second, func() error {
+			if consumerOf(t, hosts["node-5"]) == nil {
+				return fmt.Errorf("node-5 released: a live node's host")
+			}
+			return nil
+		})
+	})
+
+	t.Run("the spec edited while a run goes on: the run is recorded as it ran", func(t *testing.T) {
+		// Generation 3 removes worker-3; while it runs, generation 4 adds a plugin.
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.Workers = cur.Spec.Workers[:2] })
+		wf3 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 3)
+		setWorkflowStatus(t, wf3, func(st *wfv1.WorkflowStatus) { st.Phase = wfv1.WorkflowRunning })
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.KUDPlugins = []string{"multus"} })
+		eventually(t, "generation 4 waiting for generation 3", func() error {
+			return expectConditions(getProvisioning(t, p).Status.Conditions, 4, "False/WaitingForWorkflow", "True/WaitingForWorkflow", "absent")
+		})
+		provisioned(t, wf3, at(append(slices.Clone(abcHosts), worker3)...))
+		wf4 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 4)
+		if args := kubesprayArgs(wf4); !strings.HasSuffix(args, "cluster.yml") {
+			t.Errorf("generation 4 runs %q, want cluster.yml against generation 3's record", args)
+		}
+		cur := getProvisioning(t, p)
+		if rec := cur.Status.Provisioned; rec == nil || rec.Generation != 3 || len(rec.Workers) != 2 {
+			t.Errorf("record %+v, want generation 3 without worker-3", rec)
+		}
+		eventually(t, "worker-3's host released after its removal ran", func() error {
+			if ref := consumerOf(t, hosts["node-5"]); ref != nil {
+				return fmt.Errorf("node-5 still claimed")
+			}
+			return nil
+		})
+		provisioned(t, wf4, at(abcHosts...))
+		waitReady(t, p, 4)
+	})
+
+	t.Run("a failed run's Workflow deleted: still Stalled, not run again", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.KUDPlugins = nil })
+		wf5 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 5)
+		setWorkflowStatus(t, wf5, func(st *wfv1.WorkflowStatus) {
+			st.Phase, st.FinishedAt = wfv1.WorkflowFailed, metav1.Now()
+			n := node(wf5.Name, "run-kubespray", wfv1.NodeFailed, time.Now(), nil)
+			n.Message = "unreachable"
+			st.Nodes = wfv1.Nodes{n.ID: n}
+		})
+		eventually(t, "Stalled", func() error {
+			return expectConditions(getProvisioning(t, p).Status.Conditions, 5, "False/WorkflowFailed", "absent", "True/WorkflowFailed")
+		})
+		if err := env.Client.Delete(ctx(), wf5); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "Stalled on the record", func() error {
+			cur := getProvisioning(t, p)
+			if !strings.Contains(cur.Status.Message, "unreachable") {
+				return fmt.Errorf("message %q", cur.Status.Message)
+			}
+			return expectConditions(cur.Status.Conditions, 5, "False/WorkflowDeleted", "absent", "True/WorkflowDeleted")
+		})
+		consistently(t, "no new run", time.Second, func() error {
+			for _, wf := range workflowsOf(t, bpav1.WorkflowKindProvisioning, p) {
+				if wf.Labels[bpav1.WorkflowGenerationLabel] == "5" {
+					return fmt.Errorf("Workflow %s ran generation 5 again", wf.Name)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// TestRecreatedCRGetsItsOwnWorkflow: a Workflow left behind by a deleted CR of the same name
+// (orphaned, or not collected yet) never stands in for the new CR's.
+func TestRecreatedCRGetsItsOwnWorkflow(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t)
+	first := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	create(t, first)
+	old := waitWorkflow(t, bpav1.WorkflowKindProvisioning, first, 1)
+	if err := env.Client.Delete(ctx(), getProvisioning(t, first)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the first CR gone", func() error {
+		if err := env.Client.Get(ctx(), clientKey(first), &bpav1.Provisioning{}); !isNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	// The test's API server runs no garbage collector: the old Workflow stays, as an orphan.
+	second := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	create(t, second)
+	eventually(t, "the new CR's own Workflow", func() error {
+		cur := getProvisioning(t, second)
+		if cur.Status.WorkflowName == "" || cur.Status.WorkflowName == old.Name {
+			return fmt.Errorf("status names Workflow %q (the old one is %s)", cur.Status.WorkflowName, old.Name)
+		}
+		if err := expectConditions(cur.Status.Conditions, 1, "False/WorkflowPending", "True/WorkflowPending", "absent"); err != nil {
+			return expectConditions(cur.Status.Conditions, 1, "False/WorkflowCreated", "True/WorkflowCreated", "absent")
+		}
+		return nil
+	})
+}
