@@ -16,7 +16,7 @@ import (
 )
 
 // TestInstallManifestsAreAccepted renders config/default (CRDs, policy, the manager's RBAC and
-// Deployment) and config/rbac/step with kubectl's kustomize and applies them to a real API
+// Deployment) with kubectl's kustomize and applies it to a real API
 // server in server-side dry-run mode: every object must be valid as the server sees it.
 func TestInstallManifestsAreAccepted(t *testing.T) {
 	root := testenv.RepoRoot()
@@ -48,19 +48,14 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 		t.Fatalf("creating bpa-system: %v\n%s", err, out)
 	}
 	for dir, want := range map[string][]string{
-		"config/default":   {"deployment.apps/bpa-workflow-controller", "clusterrole.rbac.authorization.k8s.io/bpa-workflow-controller", "validatingadmissionpolicy.admissionregistration.k8s.io/bpa-cluster-label"},
-		"config/rbac/step": {"clusterrole.rbac.authorization.k8s.io/bpa-workflow-step"},
+		"config/default": {"deployment.apps/bpa-workflow-controller", "clusterrole.rbac.authorization.k8s.io/bpa-workflow-controller", "validatingadmissionpolicy.admissionregistration.k8s.io/bpa-cluster-label"},
 	} {
 		rendered, err := exec.Command(kubectl, "kustomize", filepath.Join(root, dir)).Output()
 		if err != nil {
 			t.Fatalf("kustomize %s: %v", dir, err)
 		}
 		// The CRDs and the policy are already there (testenv installed them): take them over.
-		// The step ServiceAccount carries no namespace: it goes where it is bound (default).
 		args := []string{"apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-"}
-		if dir == "config/rbac/step" {
-			args = append(args, "-n", "default")
-		}
 		apply := exec.Command(kubectl, args...)
 		apply.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 		apply.Stdin = bytes.NewReader(rendered)

@@ -9,14 +9,14 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="${1:-$root}"
 cd "$root"
 
-mkdir -p "$dest/config/crd/bases" "$dest/config/rbac/step" "$dest/config/thirdparty/metal3" "$dest/config/thirdparty/argo"
+mkdir -p "$dest/config/crd/bases" "$dest/config/thirdparty/metal3" "$dest/config/thirdparty/argo"
 
 go tool controller-gen crd paths=./api/... output:crd:artifacts:config="$dest/config/crd/bases"
 go run ./hack/crdpatch "$dest"/config/crd/bases/*.yaml
 
-go tool controller-gen rbac:roleName=bpa-workflow-controller paths=./internal/controller/... output:rbac:artifacts:config="$dest/config/rbac"
-mkdir -p "$dest/config/rbac/step"
-go tool controller-gen rbac:roleName=bpa-workflow-step paths=./internal/steprun/... output:rbac:artifacts:config="$dest/config/rbac/step"
+# The manager's role: its reconcilers' markers, and internal/identity's, whose Roles for the
+# step pods it can only grant what it holds itself (RBAC's escalation check).
+go tool controller-gen rbac:roleName=bpa-workflow-controller "paths=./internal/controller/...;./internal/identity/..." output:rbac:artifacts:config="$dest/config/rbac"
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

@@ -8,7 +8,7 @@ trap 'rm -rf "$scratch"' EXIT
 
 hack/manifests.sh "$scratch"
 stale=0
-for d in config/crd/bases config/rbac config/rbac/step config/thirdparty/metal3 config/thirdparty/argo; do
+for d in config/crd/bases config/rbac config/thirdparty/metal3 config/thirdparty/argo; do
   # Only the generated files count: kustomization.yaml and hand-written RBAC live beside them.
   for f in "$scratch/$d"/*.yaml; do
     if ! diff -u "$d/$(basename "$f")" "$f"; then

@@ -61,3 +61,12 @@ func (s *ProvisioningSpec) FirstMaster() string {
 	}
 	return ""
 }
+
+// HostNamespaces are the namespaces discover-hosts takes BareMetalHosts from: the
+// hostSelector's, or the Provisioning's own.
+func (p *Provisioning) HostNamespaces() []string {
+	if p.Spec.HostSelector != nil && len(p.Spec.HostSelector.Namespaces) > 0 {
+		return p.Spec.HostSelector.Namespaces
+	}
+	return []string{p.Namespace}
+}

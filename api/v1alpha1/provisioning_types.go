@@ -41,7 +41,9 @@ type HostRequirements struct {
 
 // HostSelector says where discover-hosts looks for BareMetalHosts.
 type HostSelector struct {
-	// namespaces to list BareMetalHosts in. Empty: every namespace the step may read.
+	// namespaces to list BareMetalHosts in. Empty: the Provisioning's own. A namespace other
+	// than its own must be one the site administrator allows (the controller's
+	// --host-namespaces): the steps' identity is granted BareMetalHosts there.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`

@@ -65,6 +65,13 @@ type NodeSoftwareReport struct {
 type SoftwareStatus struct {
 	WorkflowStatus `json:",inline"`
 
+	// merged lists this generation's finished Workflows whose node reports are in nodes, as
+	// name@finishedAt: each finish is merged once, so an old Workflow never brings back the
+	// report of a node that has left the cluster since.
+	// +optional
+	// +listType=set
+	Merged []string `json:"merged,omitempty"`
+
 	// nodes reports, per node, what the last install changed.
 	// +optional
 	// +listType=map

@@ -581,6 +581,11 @@ func (in *SoftwareSpec) DeepCopy() *SoftwareSpec {
 func (in *SoftwareStatus) DeepCopyInto(out *SoftwareStatus) {
 	*out = *in
 	in.WorkflowStatus.DeepCopyInto(&out.WorkflowStatus)
+	if in.Merged != nil {
+		in, out := &in.Merged, &out.Merged
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Nodes != nil {
 		in, out := &in.Nodes, &out.Nodes
 		*out = make([]NodeSoftwareReport, len(*in))

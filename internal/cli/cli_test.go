@@ -203,6 +203,29 @@ func TestInClusterStepsNameTheirCR(t *testing.T) {
 	}
 }
 
+// TestLeaseFileBeingRewritten: a lease file read while the DHCP server rewrites it (half a
+// file) is a retryable failure that says so, not a final one.
+func TestLeaseFileBeingRewritten(t *testing.T) {
+	dir := t.TempDir()
+	hosts := filepath.Join(dir, "hosts.json")
+	if err := os.WriteFile(hosts, []byte(`[{"name":"master","role":"master","bareMetalHost":"metal3/node-1","mac":"00:c5:16:05:61:b2"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := os.ReadFile(testutil.Fixture(t, "sample-site-dhcpd.leases"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(dir, "dhcpd.leases")
+	cut := strings.Index(string(full), "starts ") + len("starts 5 20") // inside the first lease
+	if err := os.WriteFile(half, full[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run("step", "resolve-leases", "--hosts="+hosts, "--leases="+half, "--lease-format=isc")
+	if code != steps.ExitRetryable || stdout != "" || !strings.Contains(stderr, "perhaps read while the DHCP server rewrote it") {
+		t.Errorf("half a lease file: exit %d, stdout %q, stderr %q; want %d saying it is read again", code, stdout, stderr, steps.ExitRetryable)
+	}
+}
+
 // TestRetryableExit: a failure waiting can cure exits 75, which the compiled retryStrategy
 // retries; others exit 1 and are final.
 func TestRetryableExit(t *testing.T) {

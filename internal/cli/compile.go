@@ -55,7 +55,8 @@ func addOptionFlags(cmd *cobra.Command, opts *compile.Options, leaseFormat *stri
 func addOptionFlagsTo(fl *pflag.FlagSet, opts *compile.Options, leaseFormat *string) {
 	fl.StringVar(&opts.StepImage, "step-image", opts.StepImage, "image that runs the steps (bpa-workflow-controller step)")
 	fl.StringVar(&opts.KubesprayImage, "kubespray-image", opts.KubesprayImage, "default kubespray image")
-	fl.StringVar(&opts.ServiceAccountName, "service-account", opts.ServiceAccountName, "service account of the step pods")
+	fl.StringSliceVar(&opts.HostNamespaces, "host-namespaces", nil, "namespaces, besides its own, a Provisioning may take BareMetalHosts from (comma-separated)")
+	fl.StringSliceVar(&opts.AllowedKubesprayImages, "allowed-kubespray-images", nil, "other kubespray images a Provisioning may name in spec.kubespray.image (comma-separated)")
 	fl.StringVar(&opts.LeaseFile, "lease-file", "", "the DHCP server's lease file on the node (host path); empty: IPs from BareMetalHost NICs")
 	fl.StringVar(leaseFormat, "lease-format", "isc", "format of --lease-file: isc or dnsmasq")
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
@@ -83,7 +84,7 @@ func newStepCommand() *cobra.Command {
 		Use:   "step NAME",
 		Short: "Run one step of a compiled Workflow (what a workflow pod runs)",
 	}
-	cmd.AddCommand(newDiscoverHostsStep(), newResolveLeasesStep(), newRenderInventoryStep(),
+	cmd.AddCommand(newDiscoverHostsStep(), newResolveLeasesStep(), newRenderInventoryStep(), newPinHostKeysStep(),
 		newFetchKubeconfigStep(), newResolveClusterHostsStep(), newInstallSoftwareStep())
 	return cmd
 }
@@ -149,6 +150,39 @@ func newFetchKubeconfigStep() *cobra.Command {
 	cmd.Flags().StringVar(&leaving, "leaving", "", "comma-separated nodes the run removed (left out of <cluster>-hosts)")
 	_ = cmd.MarkFlagRequired("hosts")
 	_ = cmd.MarkFlagRequired("master")
+	return cmd
+}
+
+func newPinHostKeysStep() *cobra.Command {
+	var cr crFlags
+	var cluster, hostsFile string
+	var port int
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   pinhostkeys.Name + " --namespace NS --name N --uid U --generation G --cluster C --hosts FILE",
+		Short: "Pin every addressed node's SSH host key in Secret <cluster>-known-hosts, or check it against the pinned one, before kubespray connects",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			placed, err := readPlacements(hostsFile)
+			if err != nil {
+				return err
+			}
+			ref, c, err := cr.connect()
+			if err != nil {
+				return err
+			}
+			if err := checkCluster(cmd.Context(), c, ref, cluster); err != nil {
+				return err
+			}
+			return steprun.PinHostKeys(cmd.Context(), c, ref, placed, port, timeout)
+		},
+	}
+	cr.add(cmd)
+	cmd.Flags().StringVar(&cluster, "cluster", "", "the cluster the Workflow was compiled for (checked against the CR's label)")
+	cmd.Flags().StringVar(&hostsFile, "hosts", "", "addressed hosts, as resolve-leases wrote them (required)")
+	cmd.Flags().IntVar(&port, "ssh-port", 22, "sshd's port on the nodes")
+	cmd.Flags().DurationVar(&timeout, "ssh-timeout", 20*time.Second, "bound on connecting and the SSH handshake")
+	_ = cmd.MarkFlagRequired("hosts")
 	return cmd
 }
 
@@ -287,26 +321,32 @@ func newResolveLeasesStep() *cobra.Command {
 	var cr crFlags
 	var hostsFile, leaseFile, leaseFormat, bmhFile, output string
 	cmd := &cobra.Command{
-		Use:   resolveleases.Name + " --hosts FILE [--leases FILE | --bmh FILE] --output FILE",
-		Short: "Give every placed host the IP of its MAC, from a lease file or the BareMetalHosts' NICs (from the cluster without --bmh)",
+		Use:   resolveleases.Name + " [--namespace NS --name N --uid U --generation G] --hosts FILE [--leases FILE | --bmh FILE] --output FILE",
+		Short: "Give every placed host the IP of its MAC, from a lease file or the BareMetalHosts' NICs (in cluster, checking the CR; offline with --bmh)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			placed, err := readPlacements(hostsFile)
 			if err != nil {
 				return err
 			}
-			if bmhFile == "" {
-				var c client.Client
-				if leaseFile == "" {
-					if c, err = clusterClient(); err != nil {
-						return err
-					}
-				}
-				format, err := optionalFormat(leaseFormat)
+			format, err := optionalFormat(leaseFormat)
+			if err != nil {
+				return err
+			}
+			if cr.namespace == "" && cr.name == "" && leaseFile != "" {
+				// Offline, on files (as plan does): no CR to check.
+				addressed, err := steprun.ReadLeaseFile(placed, leaseFile, format)
 				if err != nil {
 					return err
 				}
-				addressed, err := steprun.ResolveLeases(cmd.Context(), c, placed, leaseFile, format)
+				return writeJSON(cmd.OutOrStdout(), output, addressed)
+			}
+			if bmhFile == "" {
+				ref, c, err := cr.connect()
+				if err != nil {
+					return err
+				}
+				addressed, err := steprun.ResolveLeases(cmd.Context(), c, ref, placed, leaseFile, format)
 				if err != nil {
 					return err
 				}

@@ -18,6 +18,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 )
@@ -197,6 +198,10 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		return r.stall(s, bpav1.ReasonInvalidSpec, err)
 	}
 	wf.Annotations[bpav1.WorkflowRecordAnnotation] = day2.OutcomeOf(p, plan).Annotation()
+	if err := identity.Ensure(ctx, r.Client, p, p.HostNamespaces()); err != nil {
+		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccount and Role yet; retrying"}
+		return true, err
+	}
 	created, err := createWorkflow(ctx, r.Client, wf)
 	if err != nil {
 		return r.createFailed(s, wf, err)
@@ -258,7 +263,8 @@ func (r *ProvisioningReconciler) emit(p *bpav1.Provisioning, before *bpav1.Provi
 }
 
 // SetupWithManager watches Provisionings and the Workflows they own (argo resubmit copies the
-// owner reference, so resubmitted Workflows are seen too).
+// owner reference, so resubmitted Workflows are seen too). The step identities it writes are
+// read through the cache (written only when they differ), not watched for changes.
 func (r *ProvisioningReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&bpav1.Provisioning{}, builder.WithPredicates(specOrLifecycleChanged())).

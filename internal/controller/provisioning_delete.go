@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
 )
 
 // reconcileDelete releases every BareMetalHost the Provisioning claimed, then lets it go. Its
@@ -19,6 +20,9 @@ func (r *ProvisioningReconciler) reconcileDelete(ctx context.Context, p *bpav1.P
 	released, err := releaseClaims(ctx, r.APIReader, r.Client, p, nil)
 	if err != nil {
 		r.Recorder.Eventf(p, corev1.EventTypeWarning, bpav1.EventReleaseFailed, "Cannot release the claimed BareMetalHosts yet: %v", err)
+		return err
+	}
+	if err := identity.Release(ctx, r.Client, p); err != nil {
 		return err
 	}
 	if len(released) > 0 {

@@ -292,6 +292,23 @@ func TestProvisioningRefusals(t *testing.T) {
 		create(t, ok)
 	})
 
+	t.Run("a kubespray image the administrator does not allow: Stalled naming the field, no Workflow", func(t *testing.T) {
+		p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+		p.Name = "own-image"
+		p.Spec.Kubespray = &bpav1.KubesprayOptions{Image: "attacker/kubespray:latest"}
+		create(t, p)
+		eventually(t, "Stalled naming spec.kubespray.image", func() error {
+			cur := getProvisioning(t, p)
+			if !strings.Contains(cur.Status.Message, "spec.kubespray.image") {
+				return fmt.Errorf("message %q", cur.Status.Message)
+			}
+			return expectConditions(cur.Status.Conditions, 1, "False/InvalidSpec", "absent", "True/InvalidSpec")
+		})
+		if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 0 {
+			t.Errorf("%d Workflows for a refused image", n)
+		}
+	})
+
 	t.Run("the compiler refuses an unknown plugin: Stalled, no Workflow", func(t *testing.T) {
 		p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
 		p.Name = "unknown-plugin"

@@ -112,37 +112,35 @@ func (r *SoftwareReconciler) followUnfinished(_ context.Context, s *softwareScop
 	return true, nil
 }
 
-// mergeLatest merges the node reports of this generation's Workflows that finished since the
-// last recorded run, in the order they finished (a node's newest report wins), mirrors the last
-// one, and records its outcome: the next run is decided from the reports, and a failed run
-// stands (Stalled) even once Argo deletes its Workflow. A report is merged once: a node that
-// left the cluster is not brought back by an old Workflow still lying around.
+// mergeLatest merges the node reports of this generation's finished Workflows, each finish
+// once (status.merged remembers them), in the order they finished, mirrors the last one, and
+// records its outcome: the next run is decided from the reports, and a failed run stands
+// (Stalled) even once Argo deletes its Workflow. Merged once, an old Workflow still lying around
+// never brings back the report of a node that has left the cluster since.
 func (r *SoftwareReconciler) mergeLatest(_ context.Context, s *softwareScope) (bool, error) {
-	last := s.sw.Status.LastRun
 	finished := slices.DeleteFunc(ofGeneration(s.workflows, compile.Generation(&s.sw.ObjectMeta)), func(wf wfv1.Workflow) bool {
-		if !wf.Status.Phase.Completed() {
-			return true
-		}
-		if last == nil || last.FinishedAt == nil {
-			return false
-		}
-		// No finish time (Argo always sets one): counted as the newest.
-		return wf.Name == last.WorkflowName || (!wf.Status.FinishedAt.IsZero() && wf.Status.FinishedAt.Before(last.FinishedAt))
+		return !wf.Status.Phase.Completed()
 	})
 	slices.SortStableFunc(finished, func(a, b wfv1.Workflow) int {
 		if c := a.Status.FinishedAt.Compare(b.Status.FinishedAt.Time); c != 0 {
 			return c
 		}
-		if mirror.Newest([]wfv1.Workflow{a, b}).Name == a.Name {
-			return 1
-		}
-		return -1
+		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
 	})
+	merged := s.sw.Status.Merged
+	s.sw.Status.Merged = nil
 	for i := range finished {
+		// A Workflow `argo retry` finished again is a new finish.
+		key := finished[i].Name + "@" + finished[i].Status.FinishedAt.UTC().Format(time.RFC3339)
+		s.sw.Status.Merged = append(s.sw.Status.Merged, key)
+		if slices.Contains(merged, key) {
+			continue
+		}
 		o := mirror.Observe(&finished[i])
 		applySoftwareObservation(s.sw, o)
 		s.sw.Status.LastRun = newerRecord(s.sw.Status.LastRun, &finished[i], o)
 	}
+	slices.Sort(s.sw.Status.Merged)
 	return false, nil
 }
 

@@ -102,7 +102,7 @@ func Dial(ctx context.Context, cfg Config, addr string) (*Client, error) {
 		if !ok {
 			return nil
 		}
-		if subtle.ConstantTimeCompare(pinned.Marshal(), key.Marshal()) != 1 || pinned.Type() != key.Type() {
+		if !SameKey(pinned, key) {
 			return &HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)}
 		}
 		return nil
@@ -145,6 +145,60 @@ func Dial(ctx context.Context, cfg Config, addr string) (*Client, error) {
 		}
 	}
 	return client, nil
+}
+
+// errScanned ends a handshake once the host key is known.
+var errScanned = errors.New("host key scanned")
+
+// ScanHostKey reads the host key addr presents, without logging in: the key comes before any
+// authentication. With pinned, the node is asked for the pinned key's algorithm, so a node
+// with several keys presents the one to compare.
+func ScanHostKey(ctx context.Context, addr string, pinned ssh.PublicKey, timeout time.Duration) (ssh.PublicKey, error) {
+	var key ssh.PublicKey
+	cfg := &ssh.ClientConfig{
+		User: "bpa-host-key-scan",
+		HostKeyCallback: func(_ string, _ net.Addr, k ssh.PublicKey) error {
+			key = k
+			return errScanned
+		},
+		Timeout: timeout,
+	}
+	if pinned != nil {
+		cfg.HostKeyAlgorithms = algorithmsFor(pinned.Type())
+	}
+	dialer := net.Dialer{Timeout: timeout}
+	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
+	}
+	defer conn.Close()
+	if timeout > 0 {
+		_ = conn.SetDeadline(time.Now().Add(timeout))
+	}
+	_, _, _, err = ssh.NewClientConn(conn, addr, cfg)
+	if key != nil {
+		return key, nil
+	}
+	return nil, fmt.Errorf("SSH handshake with %s: %w", addr, err)
+}
+
+// SameKey reports whether two keys are the same key.
+func SameKey(a, b ssh.PublicKey) bool {
+	return a.Type() == b.Type() && subtle.ConstantTimeCompare(a.Marshal(), b.Marshal()) == 1
+}
+
+// KnownHostsLine is addr's key as a line of OpenSSH's known_hosts: "host key" for port 22,
+// "[host]:port key" otherwise.
+func KnownHostsLine(addr string, key ssh.PublicKey) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	pattern := host
+	if port != "22" {
+		pattern = "[" + host + "]:" + port
+	}
+	return pattern + " " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))), nil
 }
 
 func algorithmsFor(keyType string) []string {

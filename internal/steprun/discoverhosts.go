@@ -16,9 +16,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 )
 
-// +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings;softwares,verbs=get;list
-// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;patch
-
 // claimAttempts bounds how often discover-hosts re-places after losing a claim race.
 const claimAttempts = 5
 
@@ -41,7 +38,7 @@ func DiscoverHosts(ctx context.Context, c client.Client, ref CRRef, leaving []st
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		hosts, err := listHosts(ctx, c, p.Spec.HostSelector)
+		hosts, err := listHosts(ctx, c, p.HostNamespaces())
 		if err != nil {
 			return nil, err
 		}
@@ -67,12 +64,8 @@ func DiscoverHosts(ctx context.Context, c client.Client, ref CRRef, leaving []st
 	}
 }
 
-// listHosts lists the BareMetalHosts in the selector's namespaces, or in every namespace.
-func listHosts(ctx context.Context, c client.Reader, sel *bpav1.HostSelector) ([]metal3v1alpha1.BareMetalHost, error) {
-	namespaces := []string{""}
-	if sel != nil && len(sel.Namespaces) > 0 {
-		namespaces = sel.Namespaces
-	}
+// listHosts lists the BareMetalHosts of the namespaces the Provisioning takes hosts from.
+func listHosts(ctx context.Context, c client.Reader, namespaces []string) ([]metal3v1alpha1.BareMetalHost, error) {
 	var all []metal3v1alpha1.BareMetalHost
 	for _, ns := range namespaces {
 		var list metal3v1alpha1.BareMetalHostList

@@ -5,8 +5,7 @@
 // SSH, Secrets and ConfigMaps.
 package steprun
 
-// The step pods' ServiceAccount needs what these markers say (config/rbac/step/role.yaml,
-// generated): read the CRs and BareMetalHosts, claim BareMetalHosts, write the cluster's
-// Secrets and ConfigMaps, and what Argo's executor writes for every step (its task results).
-//
-// +kubebuilder:rbac:groups=argoproj.io,resources=workflowtaskresults,verbs=create;patch
+// The step pods run as their cluster's ServiceAccount, with the Role internal/identity writes:
+// read the CRs, list and claim BareMetalHosts where the CR may take them, read and write that
+// cluster's own Secrets and ConfigMap, report task results. leak_test.go runs every step as
+// that ServiceAccount.

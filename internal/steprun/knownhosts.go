@@ -3,7 +3,11 @@ package steprun
 import (
 	"context"
 	"fmt"
+	"net"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
@@ -14,13 +18,15 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 
-// +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;create;update;patch
-
 // secretKeyStore pins host keys in the Secret "<cluster>-known-hosts": one key per node
-// address, holding the node's public key in authorized_keys form. A public key is not a
-// secret; a Secret keeps it beside the cluster's other credentials, under the same RBAC.
+// address, holding the node's public key in authorized_keys form, and the key known_hosts,
+// every pinned key in OpenSSH's known_hosts format (what run-kubespray mounts, so Ansible's
+// ssh checks the nodes strictly). A public key is not a secret; a Secret keeps it beside the
+// cluster's other credentials, under the same RBAC.
 type secretKeyStore struct {
 	c         client.Client
 	namespace string
@@ -68,6 +74,9 @@ func (s *secretKeyStore) Pin(ctx context.Context, addr string, key ssh.PublicKey
 				ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.name, Labels: map[string]string{bpav1.ClusterLabel: s.cluster}},
 				Data:       map[string][]byte{storeKey(addr): line},
 			}
+			if err := addKnownHost(sec, addr, key); err != nil {
+				return err
+			}
 			if err := s.c.Create(ctx, sec); apierrors.IsAlreadyExists(err) {
 				return apierrors.NewConflict(corev1.Resource("secrets"), s.name, err)
 			} else {
@@ -82,12 +91,74 @@ func (s *secretKeyStore) Pin(ctx context.Context, addr string, key ssh.PublicKey
 			if perr == nil && string(pinned.Marshal()) != string(key.Marshal()) {
 				return &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)}
 			}
-			return nil
+			// Pinned before known_hosts was kept (or the key edited by hand): add it there.
+			before := string(sec.Data[steps.KnownHostsKey])
+			if err := addKnownHost(sec, addr, key); err != nil || string(sec.Data[steps.KnownHostsKey]) == before {
+				return err
+			}
+			return s.c.Update(ctx, sec)
 		}
 		if sec.Data == nil {
 			sec.Data = map[string][]byte{}
 		}
 		sec.Data[storeKey(addr)] = line
+		if err := addKnownHost(sec, addr, key); err != nil {
+			return err
+		}
 		return s.c.Update(ctx, sec)
 	})
+}
+
+// addKnownHost adds addr's key to the Secret's known_hosts, replacing an older line for addr;
+// lines stay sorted, so the same keys always make the same file.
+func addKnownHost(sec *corev1.Secret, addr string, key ssh.PublicKey) error {
+	line, err := sshexec.KnownHostsLine(addr, key)
+	if err != nil {
+		return err
+	}
+	pattern, _, _ := strings.Cut(line, " ")
+	lines := slices.DeleteFunc(strings.Split(strings.TrimSpace(string(sec.Data[steps.KnownHostsKey])), "\n"), func(l string) bool {
+		p, _, _ := strings.Cut(l, " ")
+		return l == "" || p == pattern
+	})
+	lines = append(lines, line)
+	slices.Sort(lines)
+	sec.Data[steps.KnownHostsKey] = []byte(strings.Join(lines, "\n") + "\n")
+	return nil
+}
+
+// PinHostKeys records every addressed node's host key in "<cluster>-known-hosts" before
+// kubespray connects to any node: first contact pins it; a key pinned earlier must match, or
+// the step fails, finally, naming the node and both fingerprints. A node that does not answer
+// is waited for (retryable), unless its key is pinned already (a node a remove run takes out
+// may be down for good; kubespray still checks it against the pin).
+func PinHostKeys(ctx context.Context, c client.Client, ref CRRef, hosts []placement.Placement, port int, timeout time.Duration) error {
+	p := &bpav1.Provisioning{}
+	if err := get(ctx, c, ref, p, "Provisioning"); err != nil {
+		return err
+	}
+	store := knownHosts(c, p.Namespace, p.Labels[bpav1.ClusterLabel])
+	for _, h := range hosts {
+		if net.ParseIP(h.IP) == nil {
+			return fmt.Errorf("node %q has no IP address (%q)", h.Label, h.IP)
+		}
+		addr := net.JoinHostPort(h.IP, strconv.Itoa(port))
+		pinned, ok, err := store.Lookup(ctx, addr)
+		if err != nil {
+			return steps.Retryable(err)
+		}
+		key, err := sshexec.ScanHostKey(ctx, addr, pinned, timeout)
+		switch {
+		case err != nil && ok:
+			continue
+		case err != nil:
+			return steps.Retryable(fmt.Errorf("node %q: %w", h.Label, err))
+		case ok && !sshexec.SameKey(pinned, key):
+			return fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)})
+		}
+		if err := store.Pin(ctx, addr, key); err != nil {
+			return retryableUnlessHostKey(fmt.Errorf("node %q: pinning its host key: %w", h.Label, err))
+		}
+	}
+	return nil
 }

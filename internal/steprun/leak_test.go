@@ -11,60 +11,53 @@ import (
 	"strings"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
 
-// stepUser is an API user holding only the generated step ClusterRole, as the step pods'
-// ServiceAccount does.
-func stepUser(t *testing.T) (kubeconfig string, c client.Client) {
+// stepIdentity writes the step identity of p's cluster as the controller does
+// (internal/identity) and returns a kubeconfig and a client acting as its ServiceAccount
+// (impersonated, with the ServiceAccount's groups): what a step pod's token can do, nothing more.
+func stepIdentity(t *testing.T, p *bpav1.Provisioning) (kubeconfig string, c client.Client) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "step", "role.yaml"))
-	if err != nil {
+	if err := identity.Ensure(ctx(), env.Client, p, p.HostNamespaces()); err != nil {
 		t.Fatal(err)
 	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(raw, role); err != nil {
-		t.Fatal(err)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + p.Namespace + ":" + steps.StepServiceAccount(p.Labels[bpav1.ClusterLabel]),
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + p.Namespace, "system:authenticated"},
 	}
-	if err := env.Client.Create(ctx(), role); err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatal(err)
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["step"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken,
+		Impersonate: cfg.Impersonate.UserName, ImpersonateGroups: cfg.Impersonate.Groups,
 	}
-	name := "step-" + strings.ToLower(t.Name()[:min(len(t.Name()), 20)])
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: name}},
-	}
-	if err := env.Client.Create(ctx(), binding); err != nil {
-		t.Fatal(err)
-	}
-	user, err := env.AddUser(envtest.User{Name: name}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc.Contexts["step"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "step"}
+	kc.CurrentContext = "step"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, cfg, 0o600); err != nil {
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		t.Fatal(err)
 	}
-	c, err = client.New(user.Config(), client.Options{Scheme: scheme.New()})
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +74,7 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 	loadSite(t, ns)
 	p, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
 	swRef := software(t, ns, []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "jq", Version: "1.6-2"}})
-	kubeconfig, stepClient := stepUser(t)
+	kubeconfig, stepClient := stepIdentity(t, p)
 	t.Setenv("KUBECONFIG", kubeconfig)
 
 	dir := t.TempDir()
@@ -100,6 +93,8 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 		`{"name":"worker-1","role":"worker","bareMetalHost":"`+ns+`/node-3","mac":"00:c6:14:04:61:b2","ip":"172.22.0.13"},`+
 		`{"name":"worker-2","role":"worker","bareMetalHost":"`+ns+`/node-4","mac":"00:c2:12:03:62:b2","ip":"172.22.0.14"}]`, 0o644)
 
+	masterOnly := filepath.Join(dir, "hosts-master.json")
+	write(masterOnly, `[{"name":"master","role":"master","bareMetalHost":"`+ns+`/node-1","mac":"00:c5:16:05:61:b2","ip":"127.0.0.1"}]`, 0o644)
 	cr := []string{"--namespace=" + ns, "--name=abc", "--uid=" + ref.UID, "--generation=" + strconv.FormatInt(ref.Generation, 10)}
 	swCR := []string{"--namespace=" + ns, "--name=sw", "--uid=" + swRef.UID, "--generation=" + strconv.FormatInt(swRef.Generation, 10)}
 	ssh := []string{"--ssh-key=" + sshd.ClientKeyFile, "--ssh-port=" + strconv.Itoa(sshd.Port), "--ssh-timeout=10s"}
@@ -113,8 +108,9 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 		wantOK bool
 	}{
 		{"discover-hosts", append(append([]string{"step", "discover-hosts"}, cr...), "--output="+filepath.Join(dir, "placed.json")), true},
-		{"resolve-leases from the NICs", []string{"step", "resolve-leases", "--hosts=" + filepath.Join(dir, "placed.json"), "--output=" + filepath.Join(dir, "addressed.json")}, true},
+		{"resolve-leases from the NICs", append(append([]string{"step", "resolve-leases"}, cr...), "--hosts="+filepath.Join(dir, "placed.json"), "--output="+filepath.Join(dir, "addressed.json")), true},
 		{"render-inventory", append(append([]string{"step", "render-inventory"}, cr...), "--hosts="+filepath.Join(dir, "addressed.json"), "--output-dir="+dir), true},
+		{"pin-host-keys", append(append([]string{"step", "pin-host-keys"}, cr...), "--cluster=cluster-abc", "--hosts="+masterOnly, "--ssh-port="+strconv.Itoa(sshd.Port)), true},
 		{"fetch-kubeconfig", append(append(append([]string{"step", "fetch-kubeconfig"}, cr...), ssh...), "--cluster=cluster-abc", "--hosts="+hostsWithMaster, "--master=master", "--admin-conf="+conf), true},
 		{"fetch-kubeconfig, missing admin.conf", append(append(append([]string{"step", "fetch-kubeconfig"}, cr...), ssh...), "--hosts="+hostsWithMaster, "--master=master", "--admin-conf="+conf+".missing"), false},
 		{"resolve-cluster-hosts", append(append([]string{"step", "resolve-cluster-hosts"}, swCR...), "--cluster=cluster-abc", "--output="+filepath.Join(dir, "nodes.json")), true},
@@ -157,6 +153,32 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 	}
 	if err := stepClient.Delete(ctx(), &hosts.Items[0]); err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Errorf("the step role may delete a BareMetalHost (%v); it must not", err)
+	}
+	// The cluster's own Secret, yes; another cluster's, or its namespace's others, or any in
+	// another namespace, no.
+	other := newNamespace(t)
+	for _, sec := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cluster-xyz-kubeconfig"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "site-bmc-credentials"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "cluster-abc-kubeconfig"}},
+	} {
+		sec.StringData = map[string]string{"value": "not for the steps"}
+		if err := env.Client.Create(ctx(), sec); err != nil {
+			t.Fatal(err)
+		}
+		if err := stepClient.Get(ctx(), client.ObjectKeyFromObject(sec), &corev1.Secret{}); err == nil || !strings.Contains(err.Error(), "forbidden") {
+			t.Errorf("the step identity of cluster-abc reads Secret %s/%s (%v); it must not", sec.Namespace, sec.Name, err)
+		}
+	}
+	var list corev1.SecretList
+	if err := stepClient.List(ctx(), &list, client.InNamespace(ns)); err == nil {
+		t.Errorf("the step identity lists the namespace's Secrets; it must not")
+	}
+	if err := stepClient.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-kubeconfig"}, &corev1.Secret{}); err != nil {
+		t.Errorf("the step identity cannot read its own cluster's kubeconfig: %v", err)
+	}
+	if err := stepClient.List(ctx(), &hosts, client.InNamespace(other)); err == nil {
+		t.Errorf("the step identity lists BareMetalHosts in a namespace its CR takes none from")
 	}
 
 	// Nothing secret anywhere.

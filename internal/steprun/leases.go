@@ -20,35 +20,49 @@ import (
 
 // ResolveLeases gives every placed host the IP of its MAC: from the DHCP server's lease file
 // (mounted read-only from its host path) when one is given, else from the placed
-// BareMetalHosts' NICs, read through the API. A host without an address is a retryable
-// failure naming it: the lease may not be taken yet.
-func ResolveLeases(ctx context.Context, c client.Reader, placed []placement.Placement, leaseFile string, format leases.Format) ([]placement.Placement, error) {
-	var src leases.Source
-	if leaseFile != "" {
-		raw, err := os.ReadFile(leaseFile)
-		if err != nil {
-			return nil, steps.Retryable(fmt.Errorf("reading the lease file: %w", err))
-		}
-		if format == "" {
-			format = leases.Detect(raw)
-		}
-		table, err := leases.Parse(format, bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("%s (%s format): %w", leaseFile, format, err)
-		}
-		src = leases.FileSource{Table: table, Name: leaseFile}
-	} else {
-		var hosts []metal3v1alpha1.BareMetalHost
-		for _, p := range placed {
-			ns, name, _ := strings.Cut(p.BareMetalHost, "/")
-			h := metal3v1alpha1.BareMetalHost{}
-			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &h); err != nil {
-				return nil, steps.Retryable(fmt.Errorf("reading BareMetalHost %s of entry %q: %w", p.BareMetalHost, p.Label, err))
-			}
-			hosts = append(hosts, h)
-		}
-		src = leases.NewHostSource(hosts)
+// BareMetalHosts' NICs, read through the API. Like every step it first checks that its CR is
+// still the one, at the generation, the Workflow was compiled from. A host without an address
+// is a retryable failure naming it: the lease may not be taken yet.
+func ResolveLeases(ctx context.Context, c client.Reader, ref CRRef, placed []placement.Placement, leaseFile string, format leases.Format) ([]placement.Placement, error) {
+	if err := get(ctx, c, ref, &bpav1.Provisioning{}, "Provisioning"); err != nil {
+		return nil, err
 	}
+	if leaseFile != "" {
+		return ReadLeaseFile(placed, leaseFile, format)
+	}
+	var hosts []metal3v1alpha1.BareMetalHost
+	for _, p := range placed {
+		ns, name, _ := strings.Cut(p.BareMetalHost, "/")
+		h := metal3v1alpha1.BareMetalHost{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &h); err != nil {
+			return nil, steps.Retryable(fmt.Errorf("reading BareMetalHost %s of entry %q: %w", p.BareMetalHost, p.Label, err))
+		}
+		hosts = append(hosts, h)
+	}
+	return resolve(placed, leases.NewHostSource(hosts))
+}
+
+// ReadLeaseFile addresses the placed hosts from a DHCP server's lease file.
+func ReadLeaseFile(placed []placement.Placement, leaseFile string, format leases.Format) ([]placement.Placement, error) {
+	raw, err := os.ReadFile(leaseFile)
+	if err != nil {
+		return nil, steps.Retryable(fmt.Errorf("reading the lease file: %w", err))
+	}
+	if format == "" {
+		format = leases.Detect(raw)
+	}
+	table, err := leases.Parse(format, bytes.NewReader(raw))
+	if err != nil {
+		// DHCP servers rewrite the file in place (dnsmasq truncates and writes it again): a
+		// read in between sees half a file. Argo's retry reads it again, within its bounded
+		// backoff; a file that stays broken fails the run when the retries run out.
+		return nil, steps.Retryable(fmt.Errorf("%s (%s format) cannot be parsed, perhaps read while the DHCP server rewrote it; reading it again: %w", leaseFile, format, err))
+	}
+	return resolve(placed, leases.FileSource{Table: table, Name: leaseFile})
+}
+
+// resolve addresses the hosts; a host without an address may get one soon: retryable.
+func resolve(placed []placement.Placement, src leases.Source) ([]placement.Placement, error) {
 	addressed, err := leases.Resolve(placed, src)
 	if err != nil {
 		return nil, steps.Retryable(err)

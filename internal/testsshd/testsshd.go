@@ -3,6 +3,7 @@
 package testsshd
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -96,7 +98,9 @@ func (s *Server) start(t *testing.T) {
 	defer logFile.Close()
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	// Die with the test process, even when it is killed before its cleanups run.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group, so that stopping it ends its connections too, as a node going
+	// down does (a client's shared connection must not outlive it).
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting sshd: %v", err)
 	}
@@ -107,10 +111,18 @@ func (s *Server) start(t *testing.T) {
 	}
 }
 
+// Stop stops the server and every connection it serves, as a node going down.
+func (s *Server) Stop() { s.stop() }
+
 func (s *Server) stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
+	// Session processes start sessions of their own (setsid): find them by parentage.
+	for _, pid := range descendants(s.cmd.Process.Pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	s.cmd = nil
@@ -171,4 +183,42 @@ func WaitListening(addr string, timeout time.Duration) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// descendants lists the processes below pid, from /proc.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after its closing paren.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil {
+			children[ppid] = append(children[ppid], child)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		for _, c := range children[next] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
 }

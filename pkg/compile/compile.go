@@ -26,6 +26,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
@@ -58,6 +59,12 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 			errs = append(errs, field.NotSupported(field.NewPath("spec", "KUDPlugins").Index(i), plugin, sortedCopy(opts.Plugins)))
 		}
 	}
+	for i, ns := range p.HostNamespaces() {
+		if ns != p.Namespace && !slices.Contains(opts.HostNamespaces, ns) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "hostSelector", "namespaces").Index(i), fmt.Sprintf(
+				"namespace %q is neither the Provisioning's own nor one the site administrator allows hosts to be taken from (%v)", ns, sortedCopy(opts.HostNamespaces))))
+		}
+	}
 	if len(errs) > 0 {
 		return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
 	}
@@ -65,8 +72,14 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	kubesprayImage := opts.KubesprayImage
 	if p.Spec.Kubespray != nil && p.Spec.Kubespray.Image != "" {
 		kubesprayImage = p.Spec.Kubespray.Image
+		if kubesprayImage != opts.KubesprayImage && !slices.Contains(opts.AllowedKubesprayImages, kubesprayImage) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "kubespray", "image"), fmt.Sprintf(
+				"image %q is not one the site administrator allows for kubespray (the default %s, or one of %v)",
+				kubesprayImage, opts.KubesprayImage, sortedCopy(opts.AllowedKubesprayImages))))
+			return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
+		}
 	}
-	kubespray, err := runkubespray.Template(kubesprayImage, opts.Kubespray)
+	kubespray, err := runkubespray.Template(kubesprayImage, cluster, opts.Kubespray)
 	if err != nil {
 		return nil, fmt.Errorf("options: %w", err)
 	}
@@ -76,6 +89,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		discoverhosts.Template(opts.StepImage, leaving(opts.Kubespray)),
 		resolveleases.Template(opts.StepImage, leaseFormat(opts)),
 		renderinventory.Template(opts.StepImage),
+		pinhostkeys.Template(opts.StepImage),
 		kubespray,
 		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), leaving(opts.Kubespray)),
 	} {
@@ -89,10 +103,13 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	d.addTask(wfv1.DAGTask{Name: discoverhosts.Name, Template: discoverhosts.Name})
 	d.addTask(wfv1.DAGTask{Name: resolveleases.Name, Template: resolveleases.Name, Arguments: hostsOf(discoverhosts.Name)}, discoverhosts.Name)
 	d.addTask(wfv1.DAGTask{Name: renderinventory.Name, Template: renderinventory.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
+	// Every node's host key is pinned before kubespray connects to any, so that its SSH
+	// sessions verify them strictly.
+	d.addTask(wfv1.DAGTask{Name: pinhostkeys.Name, Template: pinhostkeys.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
 	d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
 		outputOf(renderinventory.Name, steps.InventoryParam, steps.InventoryParam),
 		outputOf(renderinventory.Name, steps.ExtraVarsParam, steps.ExtraVarsParam),
-	}}}, renderinventory.Name)
+	}}}, renderinventory.Name, pinhostkeys.Name)
 	d.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, runkubespray.Name)
 	// Plugins run one after another, in CR order: later ones (sriov-network) may need
 	// earlier ones (multus).
@@ -119,7 +136,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	wf.Spec.Entrypoint = ProvisionEntrypoint
 	wf.Spec.Templates = templates
 	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.ProvisioningDeadlineSeconds)
-	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(p.Spec.SSH.SSHKeyRef(cluster)))
+	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(p.Spec.SSH.SSHKeyRef(cluster)), knownHostsVolume(cluster))
 	if opts.LeaseFile != "" {
 		wf.Spec.Volumes = append(wf.Spec.Volumes, corev1.Volume{Name: steps.LeasesVolume, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: opts.LeaseFile, Type: ptr.To(corev1.HostPathFile)},
@@ -221,7 +238,7 @@ func newWorkflow(meta *metav1.ObjectMeta, kind, kindLabel, cluster, scope string
 		}}
 	}
 	wf.Spec = wfv1.WorkflowSpec{
-		ServiceAccountName: opts.ServiceAccountName,
+		ServiceAccountName: steps.StepServiceAccount(cluster),
 		Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
 			{Name: steps.ParamNamespace, Value: wfv1.AnyStringPtr(meta.Namespace)},
 			{Name: steps.ParamName, Value: wfv1.AnyStringPtr(meta.Name)},
@@ -323,6 +340,15 @@ func sshKeyVolume(ref bpav1.SecretKeyReference) corev1.Volume {
 		Items:      []corev1.KeyToPath{{Key: ref.Key, Path: steps.SSHKeyFile}},
 		// Owned by root, readable by the step's group (fsGroup) only.
 		DefaultMode: ptr.To[int32](0o440),
+	}}}
+}
+
+// knownHostsVolume is the cluster's pinned host keys in OpenSSH's known_hosts format.
+func knownHostsVolume(cluster string) corev1.Volume {
+	return corev1.Volume{Name: steps.KnownHostsVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  cluster + bpav1.KnownHostsSecretSuffix,
+		Items:       []corev1.KeyToPath{{Key: steps.KnownHostsKey, Path: steps.KnownHostsKey}},
+		DefaultMode: ptr.To[int32](0o444),
 	}}}
 }
 

@@ -213,7 +213,8 @@ func TestWorkflowContract(t *testing.T) {
 		"discover-hosts <- ",
 		"resolve-leases <- discover-hosts.Succeeded",
 		"render-inventory <- resolve-leases.Succeeded",
-		"run-kubespray <- render-inventory.Succeeded",
+		"pin-host-keys <- resolve-leases.Succeeded",
+		"run-kubespray <- pin-host-keys.Succeeded && render-inventory.Succeeded",
 		"fetch-kubeconfig <- run-kubespray.Succeeded",
 		"kud-plugin-onap4k8s <- fetch-kubeconfig.Succeeded",
 	}
@@ -235,6 +236,29 @@ func TestWorkflowContract(t *testing.T) {
 		if sc := tmpl.Container.SecurityContext; sc == nil || !*sc.RunAsNonRoot || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
 			t.Errorf("template %s: step containers run non-root, read-only, without privilege escalation", tmpl.Name)
 		}
+	}
+	// Pods run as their cluster's own identity; the pods that call no API mount no token, and
+	// their executor reports as the namespace's executor identity.
+	if wf.Spec.ServiceAccountName != "bpa-step-cluster-efg" {
+		t.Errorf("service account %q, want the cluster's own", wf.Spec.ServiceAccountName)
+	}
+	for _, tmpl := range wf.Spec.Templates {
+		noToken := tmpl.AutomountServiceAccountToken != nil && !*tmpl.AutomountServiceAccountToken
+		if want := tmpl.Name == "run-kubespray"; noToken != want {
+			t.Errorf("template %s mounts no token: %v, want %v", tmpl.Name, noToken, want)
+		}
+		if noToken && (tmpl.Executor == nil || tmpl.Executor.ServiceAccountName != "bpa-workflow-executor") {
+			t.Errorf("template %s: executor %+v, want bpa-workflow-executor", tmpl.Name, tmpl.Executor)
+		}
+	}
+	// kubespray checks host keys strictly, against the pinned ones.
+	env := map[string]string{}
+	for _, e := range wf.GetTemplateByName("run-kubespray").Container.Env {
+		env[e.Name] = e.Value
+	}
+	if env["ANSIBLE_HOST_KEY_CHECKING"] != "True" || !strings.Contains(env["ANSIBLE_SSH_ARGS"], "StrictHostKeyChecking=yes") ||
+		!strings.Contains(env["ANSIBLE_SSH_ARGS"], "UserKnownHostsFile=/etc/bpa/known-hosts/known_hosts") {
+		t.Errorf("run-kubespray's environment %v: want strict host key checking against the pinned keys", env)
 	}
 	if wf.Spec.ActiveDeadlineSeconds == nil || *wf.Spec.ActiveDeadlineSeconds <= 0 {
 		t.Error("no activeDeadlineSeconds")
@@ -338,6 +362,16 @@ func TestCompileRefuses(t *testing.T) {
 	}{
 		{"missing-cluster-label", "the cluster label is required", func(p *bpav1.Provisioning) { delete(p.Labels, "cluster") }, nil,
 			"metadata.labels[cluster]: Required value"},
+		{"kubespray-image-not-allowed", "the kubespray pod holds the SSH key: its image is the administrator's choice",
+			func(p *bpav1.Provisioning) {
+				p.Spec.Kubespray = &bpav1.KubesprayOptions{Image: "attacker/kubespray:latest"}
+			}, nil,
+			`spec.kubespray.image: Forbidden: image "attacker/kubespray:latest" is not one the site administrator allows`},
+		{"host-namespace-not-allowed", "the steps' identity is granted BareMetalHosts only where the administrator allows",
+			func(p *bpav1.Provisioning) {
+				p.Spec.HostSelector = &bpav1.HostSelector{Namespaces: []string{"default", "tenant-b"}}
+			}, nil,
+			`spec.hostSelector.namespaces[1]: Forbidden: namespace "tenant-b"`},
 		{"unknown-plugin", "a plugin without a WorkflowTemplate is a compile error", func(p *bpav1.Provisioning) { p.Spec.KUDPlugins = []string{"multus", "nope"} }, nil,
 			`spec.KUDPlugins[1]: Unsupported value: "nope"`},
 		{"plugin-path", "plugin names may not hold path characters", func(p *bpav1.Provisioning) { p.Spec.KUDPlugins = []string{"../etc"} }, nil,
@@ -385,6 +419,27 @@ func TestCompileRefuses(t *testing.T) {
 				t.Fatalf("%s: want error containing %q, got %v (workflow %v)", tc.reason, tc.wantErr, err, wf != nil)
 			}
 		})
+	}
+}
+
+// TestCompileAllows: what the administrator allows compiles.
+func TestCompileAllows(t *testing.T) {
+	p := testutil.Provisioning(t, "provisioning-cluster-abc.yaml")
+	p.Spec.Kubespray = &bpav1.KubesprayOptions{Image: "site/kubespray:v2.28.0-patched"}
+	p.Spec.HostSelector = &bpav1.HostSelector{Namespaces: []string{"metal3"}}
+	opts := options(t)
+	opts.AllowedKubesprayImages = []string{"site/kubespray:v2.28.0-patched"}
+	opts.HostNamespaces = []string{"metal3"}
+	wf, err := compile.Provisioning(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := wf.GetTemplateByName("run-kubespray").Container.Image; img != "site/kubespray:v2.28.0-patched" {
+		t.Errorf("kubespray image %s", img)
+	}
+	p.Spec.Kubespray.Image = compile.DefaultKubesprayImage // the default is always allowed
+	if _, err := compile.Provisioning(p, opts); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -23,10 +23,16 @@ const (
 type Options struct {
 	// StepImage runs `bpa-workflow-controller step`.
 	StepImage string
-	// KubesprayImage is used unless the Provisioning names one.
+	// KubesprayImage is the site's kubespray image: the site administrator's choice, used unless
+	// the Provisioning names one of AllowedKubesprayImages.
 	KubesprayImage string
-	// ServiceAccountName runs the step pods.
-	ServiceAccountName string
+	// AllowedKubesprayImages are the other images a Provisioning may name in
+	// spec.kubespray.image; any other is refused. The kubespray pod holds the nodes' SSH key, so
+	// which image runs it is the administrator's call, not a CR author's.
+	AllowedKubesprayImages []string
+	// HostNamespaces are the namespaces, besides its own, a Provisioning may take BareMetalHosts
+	// from (spec.hostSelector.namespaces); its steps are granted BareMetalHosts there.
+	HostNamespaces []string
 	// ProvisioningDeadlineSeconds and SoftwareDeadlineSeconds bound a Workflow's run.
 	ProvisioningDeadlineSeconds int64
 	SoftwareDeadlineSeconds     int64
@@ -51,7 +57,6 @@ func DefaultOptions(plugins []string) Options {
 	return Options{
 		StepImage:                   DefaultStepImage,
 		KubesprayImage:              DefaultKubesprayImage,
-		ServiceAccountName:          "bpa-workflow-step",
 		ProvisioningDeadlineSeconds: 6 * 3600,
 		SoftwareDeadlineSeconds:     2 * 3600,
 		Plugins:                     plugins,
@@ -74,8 +79,10 @@ func (o Options) validate() error {
 	if !bpav1.IsImageReference(o.KubesprayImage) {
 		return fmt.Errorf("options: kubespray image %q is not an image reference", o.KubesprayImage)
 	}
-	if o.ServiceAccountName != "" && len(validation.IsDNS1123Label(o.ServiceAccountName)) > 0 {
-		return fmt.Errorf("options: service account %q is not a DNS-1123 label", o.ServiceAccountName)
+	for _, img := range o.AllowedKubesprayImages {
+		if !bpav1.IsImageReference(img) {
+			return fmt.Errorf("options: allowed kubespray image %q is not an image reference", img)
+		}
 	}
 	if o.ProvisioningDeadlineSeconds <= 0 || o.SoftwareDeadlineSeconds <= 0 {
 		return fmt.Errorf("options: workflow deadlines must be positive")

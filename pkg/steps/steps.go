@@ -52,6 +52,12 @@ const (
 	SSHKeyDir    = "/etc/bpa/ssh"
 	SSHKeyFile   = "id"
 
+	// KnownHostsVolume is the cluster's pinned host keys (Secret "<cluster>-known-hosts", key
+	// known_hosts, in OpenSSH's format), mounted read-only into run-kubespray.
+	KnownHostsVolume = "known-hosts"
+	KnownHostsDir    = "/etc/bpa/known-hosts"
+	KnownHostsKey    = "known_hosts"
+
 	// LeasesVolume is the DHCP server's lease file, mounted read-only into resolve-leases.
 	LeasesVolume = "dhcp-leases"
 	LeasesFile   = "/var/lib/bpa/dhcp.leases"
@@ -59,6 +65,9 @@ const (
 
 // SSHKeyPath is where a step finds the SSH private key.
 var SSHKeyPath = path.Join(SSHKeyDir, SSHKeyFile)
+
+// KnownHostsPath is where run-kubespray finds the pinned host keys.
+var KnownHostsPath = path.Join(KnownHostsDir, KnownHostsKey)
 
 // Names of the parameters steps pass along.
 const (
@@ -68,6 +77,21 @@ const (
 	NodesParam     = "nodes"
 	ReportParam    = "report"
 )
+
+// StepServiceAccount runs the step pods of a cluster: the controller gives it a Role that
+// reaches only that cluster's Secrets and ConfigMap, in the CR's namespace.
+func StepServiceAccount(cluster string) string { return "bpa-step-" + cluster }
+
+// ExecutorServiceAccount runs Argo's executor in the pods that mount no token of their own
+// (run-kubespray, the KUD plugins): it may only report task results. One per namespace.
+const ExecutorServiceAccount = "bpa-workflow-executor"
+
+// NoToken keeps a pod's ServiceAccount token out of its containers; Argo's executor (init and
+// wait containers) still reports through ExecutorServiceAccount's token.
+func NoToken(t *wfv1.Template) {
+	t.AutomountServiceAccountToken = ptr.To(false)
+	t.Executor = &wfv1.ExecutorConfig{ServiceAccountName: ExecutorServiceAccount}
+}
 
 // StepUser is the uid and gid step containers run as.
 const StepUser int64 = 65532
@@ -99,6 +123,11 @@ func StepContainer(image, name string, args []string, mounts ...corev1.VolumeMou
 // SSHKeyMount mounts the SSH key Secret read-only.
 func SSHKeyMount() corev1.VolumeMount {
 	return corev1.VolumeMount{Name: SSHKeyVolume, MountPath: SSHKeyDir, ReadOnly: true}
+}
+
+// KnownHostsMount mounts the pinned host keys read-only.
+func KnownHostsMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: KnownHostsVolume, MountPath: KnownHostsDir, ReadOnly: true}
 }
 
 // OutputFile is an output parameter read from a file under OutputsDir.

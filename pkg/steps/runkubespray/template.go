@@ -71,21 +71,26 @@ func (p Plan) Args() ([]string, error) {
 	return nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
 }
 
-// Template runs the plan from the kubespray image.
-func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
+// Template runs the plan from the kubespray image. Ansible checks every node's host key
+// strictly against the known_hosts file pin-host-keys wrote into the cluster's known-hosts
+// Secret (mounted read-only), never against what a node presents the first time. The pod calls
+// no API: it mounts no ServiceAccount token.
+func Template(kubesprayImage, cluster string, plan Plan) (wfv1.Template, error) {
 	args, err := plan.Args()
 	if err != nil {
 		return wfv1.Template{}, err
 	}
-	c := steps.Container(kubesprayImage, []string{"ansible-playbook"}, args, steps.SSHKeyMount())
+	c := steps.Container(kubesprayImage, []string{"ansible-playbook"}, args, steps.SSHKeyMount(), steps.KnownHostsMount())
 	c.WorkingDir = "/kubespray"
 	c.Env = append(c.Env,
 		corev1.EnvVar{Name: "ANSIBLE_LOCAL_TEMP", Value: steps.TmpDir + "/.ansible/tmp"},
-		// Nodes fresh from Ironic have host keys no one has seen; fetch-kubeconfig pins them.
-		corev1.EnvVar{Name: "ANSIBLE_HOST_KEY_CHECKING", Value: "False"},
+		corev1.EnvVar{Name: "ANSIBLE_HOST_KEY_CHECKING", Value: "True"},
+		// Replaces the image's ansible.cfg ssh_args (kubespray's sets UserKnownHostsFile=/dev/null)
+		// and keeps its connection sharing and retries.
+		corev1.EnvVar{Name: "ANSIBLE_SSH_ARGS", Value: SSHArgs(steps.KnownHostsPath)},
 		corev1.EnvVar{Name: "ANSIBLE_FORCE_COLOR", Value: "False"},
 	)
-	return wfv1.Template{
+	t := wfv1.Template{
 		Name: Name,
 		Inputs: wfv1.Inputs{
 			Parameters: []wfv1.Parameter{{Name: steps.InventoryParam}, {Name: steps.ExtraVarsParam}},
@@ -96,7 +101,16 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 		},
 		Container:     c,
 		RetryStrategy: steps.RetryFlakes(),
-	}, nil
+	}
+	steps.NoToken(&t)
+	return t, nil
+}
+
+// SSHArgs are the ssh options Ansible runs kubespray with: host keys only from knownHosts,
+// strictly.
+func SSHArgs(knownHosts string) string {
+	return "-o UserKnownHostsFile=" + knownHosts + " -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes" +
+		" -o ControlMaster=auto -o ControlPersist=30m -o ConnectionAttempts=100"
 }
 
 // String says what the plan runs, for events and descriptions: "cluster.yml",

@@ -1,0 +1,209 @@
+// Package identity gives each cluster's step pods the least identity their steps need, in the
+// CR's namespace: a ServiceAccount, a Role and its RoleBinding per cluster, written by the
+// controller before the cluster's first Workflow. The Role reads the CRs, lists and claims
+// BareMetalHosts only in the namespaces the CR may take hosts from, and reads and writes only
+// the cluster's own Secrets and ConfigMap by name (creation cannot be limited by name in
+// Kubernetes RBAC, so it is granted without names: a create reads nothing). Pods that never
+// call the API (kubespray, the KUD plugins) mount no token at all; their Argo executor runs as
+// a per-namespace ServiceAccount that can only report task results.
+package identity
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+)
+
+// The controller writes the step identities, and can grant only what it holds itself (RBAC's
+// escalation check): these are the rules of the Roles it writes, plus the objects.
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;create;update;patch
+// +kubebuilder:rbac:groups=argoproj.io,resources=workflowtaskresults,verbs=create;patch
+// +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings;softwares,verbs=get
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;patch
+
+// ManagedByLabel marks the objects this package writes.
+const ManagedByLabel = "app.kubernetes.io/managed-by"
+
+// ManagedBy is its value.
+const ManagedBy = "bpa-workflow-controller"
+
+// StepRules are what a cluster's steps may do in the CR's namespace. hostRules are added in
+// every namespace the CR takes BareMetalHosts from.
+func StepRules(cluster string) []rbacv1.PolicyRule {
+	secrets := []string{cluster + bpav1.KubeconfigSecretSuffix, cluster + bpav1.KnownHostsSecretSuffix}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{bpav1.GroupVersion.Group}, Resources: []string{"provisionings", "softwares"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: secrets, Verbs: []string{"get", "update", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{cluster + bpav1.HostsConfigMapSuffix}, Verbs: []string{"get", "update", "patch"}},
+		// Creating cannot be limited by name (the name is not known when it is authorized).
+		{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"argoproj.io"}, Resources: []string{"workflowtaskresults"}, Verbs: []string{"create", "patch"}},
+	}
+}
+
+// HostRules let discover-hosts list and claim BareMetalHosts, and resolve-leases read them.
+func HostRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{APIGroups: []string{"metal3.io"}, Resources: []string{"baremetalhosts"}, Verbs: []string{"get", "list", "patch"}}}
+}
+
+// ExecutorRules are the Argo executor's of the pods without a token: report task results.
+func ExecutorRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{APIGroups: []string{"argoproj.io"}, Resources: []string{"workflowtaskresults"}, Verbs: []string{"create", "patch"}}}
+}
+
+// Ensure writes the step identity of the Provisioning's cluster: ServiceAccount, Role and
+// RoleBinding steps.StepServiceAccount(cluster) in its namespace, owned by it, with host rules
+// there when it takes hosts from its own namespace; a Role and RoleBinding of the same name in
+// each other namespace of hostNamespaces (labelled, removed by Release); and the namespace's
+// executor identity. It writes only what differs, so a reconcile of a cluster whose identity
+// is in place writes nothing.
+func Ensure(ctx context.Context, c client.Client, p *bpav1.Provisioning, hostNamespaces []string) error {
+	cluster := p.Labels[bpav1.ClusterLabel]
+	name := steps.StepServiceAccount(cluster)
+	owned := func(obj client.Object) error { return controllerutil.SetControllerReference(p, obj, c.Scheme()) }
+	rules := StepRules(cluster)
+	if slices.Contains(hostNamespaces, p.Namespace) {
+		rules = append(rules, HostRules()...)
+	}
+	if err := apply(ctx, c, p.Namespace, name, rules, owned); err != nil {
+		return err
+	}
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: p.Namespace}
+	for _, ns := range hostNamespaces {
+		if ns == p.Namespace {
+			continue
+		}
+		if err := writeRole(ctx, c, ns, remoteName(p.Namespace, cluster), HostRules(), subject, labelled(p.Namespace, cluster)); err != nil {
+			return err
+		}
+	}
+	return ensureExecutor(ctx, c, p.Namespace)
+}
+
+// Release removes what Ensure wrote outside the CR's namespace (what it wrote inside is owned
+// by the Provisioning and goes with it).
+func Release(ctx context.Context, c client.Client, p *bpav1.Provisioning) error {
+	sel := client.MatchingLabels{ManagedByLabel: ManagedBy, stepOfLabel: p.Namespace + "." + p.Labels[bpav1.ClusterLabel]}
+	var bindings rbacv1.RoleBindingList
+	var roles rbacv1.RoleList
+	if err := c.List(ctx, &bindings, sel); err != nil {
+		return fmt.Errorf("listing the step identity's RoleBindings: %w", err)
+	}
+	if err := c.List(ctx, &roles, sel); err != nil {
+		return fmt.Errorf("listing the step identity's Roles: %w", err)
+	}
+	var objs []client.Object
+	for i := range bindings.Items {
+		objs = append(objs, &bindings.Items[i])
+	}
+	for i := range roles.Items {
+		objs = append(objs, &roles.Items[i])
+	}
+	for _, obj := range objs {
+		if err := c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("removing %s/%s of the step identity: %w", obj.GetNamespace(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// stepOfLabel says whose step identity a Role in another namespace is: "<namespace>.<cluster>".
+const stepOfLabel = "bpa.akraino.org/step-identity-of"
+
+func labelled(namespace, cluster string) func(client.Object) error {
+	return func(obj client.Object) error {
+		l := obj.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[stepOfLabel] = namespace + "." + cluster
+		obj.SetLabels(l)
+		return nil
+	}
+}
+
+// remoteName names the Role in another namespace: the CR's namespace and cluster.
+func remoteName(namespace, cluster string) string {
+	return steps.StepServiceAccount(namespace + "." + cluster)
+}
+
+// apply writes a ServiceAccount, a Role with rules and a RoleBinding of one to the other, all
+// named name.
+func apply(ctx context.Context, c client.Client, namespace, name string, rules []rbacv1.PolicyRule, mutate func(client.Object) error) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, sa, func() error { return mark(sa, mutate) }); err != nil {
+		return fmt.Errorf("writing ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	return writeRole(ctx, c, namespace, name, rules, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}, mutate)
+}
+
+func writeRole(ctx context.Context, c client.Client, namespace, name string, rules []rbacv1.PolicyRule, subject rbacv1.Subject, mutate func(client.Object) error) error {
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, role, func() error {
+		role.Rules = rules
+		return mark(role, mutate)
+	}); err != nil {
+		return fmt.Errorf("writing Role %s/%s: %w", namespace, name, err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, binding, func() error {
+		if binding.RoleRef.Name != "" && binding.RoleRef.Name != name {
+			return fmt.Errorf("RoleBinding %s/%s refers to Role %s, not %s; delete it", namespace, name, binding.RoleRef.Name, name)
+		}
+		binding.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}
+		binding.Subjects = []rbacv1.Subject{subject}
+		return mark(binding, mutate)
+	}); err != nil {
+		return fmt.Errorf("writing RoleBinding %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// ensureExecutor writes the namespace's executor identity: a ServiceAccount that can only
+// report task results, and the long-lived token Secret Argo mounts into the executor of a pod
+// that mounts no token of its own (Argo finds it by name).
+func ensureExecutor(ctx context.Context, c client.Client, namespace string) error {
+	name := steps.ExecutorServiceAccount
+	if err := apply(ctx, c, namespace, name, ExecutorRules(), nil); err != nil {
+		return err
+	}
+	// Created blind, never read: reading Secrets through the manager's cache would hold every
+	// Secret of the cluster in memory.
+	token := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace, Name: name + ".service-account-token",
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: name},
+			Labels:      map[string]string{ManagedByLabel: ManagedBy},
+		},
+		Type: corev1.SecretTypeServiceAccountToken,
+	}
+	if err := c.Create(ctx, token); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("writing the executor's token Secret %s/%s: %w", namespace, token.Name, err)
+	}
+	return nil
+}
+
+func mark(obj client.Object, mutate func(client.Object) error) error {
+	l := obj.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[ManagedByLabel] = ManagedBy
+	obj.SetLabels(l)
+	if mutate == nil {
+		return nil
+	}
+	return mutate(obj)
+}

@@ -1,0 +1,31 @@
+// Package pinhostkeys is the pin-host-keys step: before kubespray connects to any node, it
+// records each node's SSH host key in the Secret "<cluster>-known-hosts" (first contact) or
+// checks it against the key recorded there, so that kubespray's own SSH sessions can verify
+// every node strictly.
+package pinhostkeys
+
+import (
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+)
+
+// Name of the step, its template and its DAG task.
+const Name = "pin-host-keys"
+
+// Template pins the addressed hosts' keys, retrying with backoff while a node does not answer
+// yet. It needs no SSH key: a host key is presented before anyone logs in.
+func Template(stepImage string) wfv1.Template {
+	return wfv1.Template{
+		Name: Name,
+		Inputs: wfv1.Inputs{
+			Parameters: []wfv1.Parameter{{Name: steps.HostsParam}},
+			Artifacts:  []wfv1.Artifact{steps.InputFile(steps.HostsParam, "hosts.json")},
+		},
+		Container: steps.StepContainer(stepImage, Name, append(steps.CRArgs(),
+			"--cluster="+steps.WorkflowParam(steps.ParamCluster),
+			"--hosts="+steps.InputsDir+"/hosts.json",
+		)),
+		RetryStrategy: steps.WaitForTheWorld(),
+	}
+}
