@@ -25,9 +25,18 @@ fmt: ## gofmt every Go file.
 vet: ## go vet.
 	go vet ./...
 
+# golangci-lint v2, pinned in hack/tools/go.mod (a module of its own, so its dependencies never
+# move the product's), built by the go command on first use and cached with its build cache.
+GOLANGCI_LINT := go tool -modfile=hack/tools/go.mod golangci-lint
+
 .PHONY: lint
-lint: vet ## gofmt check and go vet.
+lint: vet ## gofmt check, go vet and golangci-lint (.golangci.yml: depguard keeps pkg/compile, pkg/steps, pkg/templates pure).
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "not gofmt'd: $$bad"; exit 1; fi
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-fix
+lint-fix: ## golangci-lint's fixes.
+	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: verify
 verify: ## Fail when the committed generated files are stale.

@@ -9,7 +9,7 @@ const (
 	// DefaultSSHUser logs in to the nodes.
 	DefaultSSHUser = "root"
 	// KubeconfigSecretSuffix: fetch-kubeconfig stores "<cluster>-kubeconfig" (key "value").
-	KubeconfigSecretSuffix = "-kubeconfig"
+	KubeconfigSecretSuffix = "-kubeconfig" //nolint:gosec // G101: a Secret's name suffix, not a credential
 	// KubeconfigSecretKey is the key Cluster API uses for a kubeconfig.
 	KubeconfigSecretKey = "value"
 	// KnownHostsSecretSuffix: the SSH steps pin the nodes' host keys in "<cluster>-known-hosts".

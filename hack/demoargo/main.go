@@ -138,7 +138,7 @@ func (d *driver) pass(ctx context.Context) (bool, error) {
 		}
 		d.driven[wf.Name] = true
 		if err := d.drive(ctx, wf); err != nil {
-			return false, fmt.Errorf("Workflow %s: %w", wf.Name, err)
+			return false, fmt.Errorf("driving Workflow %s: %w", wf.Name, err)
 		}
 	}
 	return d.allReady(ctx)

@@ -198,7 +198,7 @@ func checkCluster(ctx context.Context, c client.Reader, ref steprun.CRRef, clust
 		return nil // the step reads the CR again and says what is wrong
 	}
 	if got := p.Labels[bpav1.ClusterLabel]; got != cluster {
-		return fmt.Errorf("Provisioning %s/%s now belongs to cluster %q; this Workflow was compiled for %q", ref.Namespace, ref.Name, got, cluster)
+		return fmt.Errorf("the Provisioning %s/%s now belongs to cluster %q; this Workflow was compiled for %q", ref.Namespace, ref.Name, got, cluster)
 	}
 	return nil
 }

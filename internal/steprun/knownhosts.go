@@ -57,7 +57,7 @@ func (s *secretKeyStore) Lookup(ctx context.Context, addr string) (ssh.PublicKey
 	}
 	key, _, _, _, err := ssh.ParseAuthorizedKey(raw)
 	if err != nil {
-		return nil, false, fmt.Errorf("Secret %s/%s key %s is not a public key: %w", s.namespace, s.name, storeKey(addr), err)
+		return nil, false, fmt.Errorf("key %s of Secret %s/%s is not a public key: %w", storeKey(addr), s.namespace, s.name, err)
 	}
 	return key, true, nil
 }

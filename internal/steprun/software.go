@@ -227,7 +227,7 @@ func (r *remote) installed(ctx context.Context, pm string, want []bpav1.Software
 	}
 	out, err := r.conn.Run(ctx, h+" "+format+" "+tail)
 	var exit *sshexec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.Status == 1) { // 1: some are not installed
+	if err != nil && (!errors.As(err, &exit) || exit.Status != 1) { // 1: some are not installed
 		return nil, fmt.Errorf("reading installed versions: %w", err)
 	}
 	if pm == installsoftware.Apt {

@@ -143,18 +143,18 @@ func (t *tokenizer) next() (token, error) {
 		if err != nil {
 			return token{}, err
 		}
-		switch {
-		case c == '\n':
+		switch c {
+		case '\n':
 			t.line++
-		case c == ' ' || c == '\t' || c == '\r':
-		case c == '#':
+		case ' ', '\t', '\r':
+		case '#':
 			if _, err := t.r.ReadString('\n'); err != nil {
 				return token{}, err
 			}
 			t.line++
-		case c == '{' || c == '}' || c == ';':
+		case '{', '}', ';':
 			return token{text: string(c), line: t.line}, nil
-		case c == '"':
+		case '"':
 			return t.quoted()
 		default:
 			var sb strings.Builder

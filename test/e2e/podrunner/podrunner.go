@@ -398,7 +398,7 @@ func (r *Runner) exec(ctx context.Context, pod *corev1.Pod, main *corev1.Contain
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(append([]string{}, r.Env...), r.containerEnv(ctx, pod, main)...)
 	var stderr bytes.Buffer
-	var out io.Writer = io.Discard
+	out := io.Discard
 	if r.Log != nil {
 		out = &prefixWriter{prefix: "  " + pod.Name + ": ", w: r.Log, mu: &r.mu}
 	}
