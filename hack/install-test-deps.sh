@@ -2,7 +2,7 @@
 # Installs what the tests need beyond Go, idempotently: ansible-core (ansible-inventory parses
 # every rendered inventory), openssh-server (the SSH steps are tested against a real sshd; the
 # package's own service is not started), dnsmasq-base and busybox (the end-to-end suite's DHCP
-# server and client). Needs root, or sudo, for apt-get.
+# server and client), apt-utils (apt-ftparchive builds the test nodes' package repositories). Needs root, or sudo, for apt-get.
 set -euo pipefail
 
 need=()
@@ -12,6 +12,9 @@ command -v ansible-inventory >/dev/null 2>&1 || need+=(ansible-core)
 command -v dnsmasq >/dev/null 2>&1 || need+=(dnsmasq-base)
 command -v busybox >/dev/null 2>&1 || need+=(busybox)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+# The SSH steps' tests run the real apt-get on test nodes with a file: repository built by
+# dpkg-deb (dpkg) and apt-ftparchive (apt-utils).
+command -v apt-ftparchive >/dev/null 2>&1 || need+=(apt-utils)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

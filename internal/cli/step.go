@@ -232,7 +232,7 @@ func newResolveClusterHostsStep() *cobra.Command {
 func newInstallSoftwareStep() *cobra.Command {
 	var cr crFlags
 	var ssh sshFlags
-	var node, role, address, output, admindir, installCommand string
+	var node, role, address, output string
 	cmd := &cobra.Command{
 		Use:   installsoftware.Name + " --namespace NS --name N --uid U --generation G --node N --role R --address IP --output FILE",
 		Short: "Over SSH, install or upgrade what differs from the Software on one node; write its report as JSON",
@@ -242,17 +242,12 @@ func newInstallSoftwareStep() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for flag, value := range map[string]string{"--dpkg-admindir": admindir, "--install-command": installCommand} {
-				if value != "" && !adminConfPath.MatchString(value) {
-					return fmt.Errorf("%s %q is not an absolute path", flag, value)
-				}
-			}
 			c, err := clusterClient()
 			if err != nil {
 				return err
 			}
 			report, runErr := steprun.InstallSoftware(cmd.Context(), c, ref, node, role, address, steprun.InstallOptions{
-				SSH: ssh.options(), DpkgAdminDir: admindir, InstallCommand: installCommand,
+				SSH: ssh.options(),
 			})
 			// The report is written even when the step fails: it says which packages and why.
 			if err := writeJSON(cmd.OutOrStdout(), output, report); err != nil {
@@ -267,8 +262,6 @@ func newInstallSoftwareStep() *cobra.Command {
 	cmd.Flags().StringVar(&role, "role", "", "the node's role: master, worker or master,worker")
 	cmd.Flags().StringVar(&address, "address", "", "the node's IP address")
 	cmd.Flags().StringVar(&output, "output", "", "where to write the report (JSON; default stdout)")
-	cmd.Flags().StringVar(&admindir, "dpkg-admindir", "", "dpkg database dpkg-query reads on the node (default: the node's own)")
-	cmd.Flags().StringVar(&installCommand, "install-command", "", "command on the node that installs name=version arguments (default: apt-get or dnf install)")
 	return cmd
 }
 

@@ -185,3 +185,32 @@ func TestRecreatedCRGetsItsOwnWorkflow(t *testing.T) {
 		return nil
 	})
 }
+
+// TestSoftwareWithNoNodes: a Ready cluster whose Provisioning lists no nodes (its Workflow's
+// node status offloaded) gives its Software nothing to install on: Stalled, saying so, not
+// Ready "on all 0 nodes".
+func TestSoftwareWithNoNodes(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t)
+	p := loadProvisioning(t, "provisioning-cluster-xyz-resources.yaml", ns)
+	create(t, p)
+	wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
+		st.Phase, st.Progress = wfv1.WorkflowSucceeded, "5/5"
+		st.StartedAt, st.FinishedAt = metav1.NewTime(time.Now().Add(-time.Minute)), metav1.Now()
+		st.OffloadNodeStatusVersion = "fnv:1"
+	})
+	waitReady(t, p, 1)
+	sw := loadSoftware(t, ns)
+	create(t, sw)
+	eventually(t, "the Software Stalled with nothing to install on", func() error {
+		cur := getSoftware(t, sw)
+		if !strings.Contains(cur.Status.Message, "nothing to install on") {
+			return fmt.Errorf("message %q", cur.Status.Message)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/NoNodes", "absent", "True/NoNodes")
+	})
+	if n := len(workflowsOf(t, bpav1.WorkflowKindSoftware, sw)); n != 0 {
+		t.Errorf("%d Software Workflows for a cluster without nodes", n)
+	}
+}

@@ -3,6 +3,8 @@ package controller_test
 import (
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/controller"
 )
@@ -45,5 +47,26 @@ func TestStatusWriteFromAStaleCopy(t *testing.T) {
 	}
 	if got := getProvisioning(t, p); got.Status.Phase != bpav1.PhaseSucceeded {
 		t.Errorf("phase %s after a write from a fresh copy", got.Status.Phase)
+	}
+}
+
+// TestFinalizerFromAStaleCopy: the finalizer is added with a patch conditioned on the copy's
+// resourceVersion: a stale copy (another writer's change since) never writes over it.
+func TestFinalizerFromAStaleCopy(t *testing.T) {
+	ns := newNamespace(t)
+	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	create(t, p)
+	stale := getProvisioning(t, p)
+	patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.KUDPlugins = []string{"multus"} })
+	err := controller.EnsureFinalizer(ctx(), env.Client, stale, bpav1.HostsFinalizer)
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("%v; want a conflict from a stale copy", err)
+	}
+	fresh := getProvisioning(t, p)
+	if err := controller.EnsureFinalizer(ctx(), env.Client, fresh, bpav1.HostsFinalizer); err != nil {
+		t.Fatal(err)
+	}
+	if got := getProvisioning(t, p); len(got.Finalizers) != 1 || len(got.Spec.KUDPlugins) != 1 {
+		t.Errorf("finalizers %v, plugins %v", got.Finalizers, got.Spec.KUDPlugins)
 	}
 }

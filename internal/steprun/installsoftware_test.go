@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,22 +32,17 @@ func software(t *testing.T, ns string, master []bpav1.SoftwarePackage) steprun.C
 	return steprun.CRRef{Namespace: ns, Name: sw.Name, UID: string(sw.UID), Generation: sw.Generation}
 }
 
+// TestInstallSoftwareOverSSH runs the real apt-get, dpkg and dpkg-query on a test node (its
+// own file: repository, dpkg database and install root, which sshd hands to every session as
+// the node's configuration): the index refreshed, a fresh install, a pinned upgrade, a version
+// the repository lacks, an unknown package, a held dpkg lock, a changed host key.
 func TestInstallSoftwareOverSSH(t *testing.T) {
-	sshd := testsshd.Start(t)
+	node := testutil.NewAptNode(t, testutil.DpkgStatus,
+		testutil.DebPackage{Name: "jq", Version: "1.5+dfsg-1"}, testutil.DebPackage{Name: "jq", Version: "1.6-2"},
+		testutil.DebPackage{Name: "tmux", Version: "3.3a-3"}, testutil.DebPackage{Name: "vim", Version: "2:9.0.1378-2"})
+	sshd := testsshd.StartWithEnv(t, node.Env)
 	ns := newNamespace(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "status"), []byte(testutil.DpkgStatus), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	calls := filepath.Join(dir, "installed.log")
-	installer := filepath.Join(dir, "install")
-	if err := os.WriteFile(installer, []byte(testutil.FakeInstaller(filepath.Join(dir, "status"), calls)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	opts := steprun.InstallOptions{
-		SSH:          steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second},
-		DpkgAdminDir: dir, InstallCommand: installer,
-	}
+	opts := steprun.InstallOptions{SSH: steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}}
 	ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "jq", Version: "1.6-2"}, {Name: "tmux"}, {Name: "vim", Version: "2:9.0.1378-2"}})
 
 	report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
@@ -55,35 +51,65 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 	}
 	want := installsoftware.Report{
 		Node: "master", Role: "master", PackageManager: "apt",
-		Installed: []string{"bash=5.2.15-2+b2", "jq=1.6-2", "tmux=1.0-1", "vim=2:9.0.1378-2"},
-		Changed:   []string{"jq=1.6-2", "tmux=1.0-1", "vim=2:9.0.1378-2"},
+		Installed: []string{"bash=5.2.15-2+b2", "jq=1.6-2", "tmux=3.3a-3", "vim=2:9.0.1378-2"},
+		Changed:   []string{"jq=1.6-2", "tmux=3.3a-3", "vim=2:9.0.1378-2"},
 		Unchanged: []string{"bash=5.2.15-2+b2"},
 	}
 	if d := cmp.Diff(want, report); d != "" {
-		t.Errorf("first run: pinned jq upgraded, tmux installed, vim (config files only) installed, bash left alone (-want +got):\n%s", d)
+		t.Errorf("first run: pinned jq upgraded, tmux installed fresh, vim (config files only) installed, bash left alone (-want +got):\n%s", d)
 	}
-	log, _ := os.ReadFile(calls)
-	if got := strings.Fields(string(log)); !cmp.Equal(got, []string{"jq=1.6-2", "tmux", "vim=2:9.0.1378-2"}) {
-		t.Errorf("the installer got %v: only what differs, once", got)
+	for name, version := range map[string]string{"jq": "1.6-2", "tmux": "3.3a-3", "vim": "2:9.0.1378-2"} {
+		if got := node.Installed(name); got != version {
+			t.Errorf("%s on the node: %q, want %s unpacked by dpkg", name, got, version)
+		}
+	}
+	history, _ := os.ReadFile(filepath.Join(node.Dir, "log", "history.log"))
+	if n := strings.Count(string(history), "Commandline:"); n != 1 {
+		t.Errorf("apt ran %d transactions, want 1:\n%s", n, history)
 	}
 
 	again, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 	if err != nil || len(again.Changed) != 0 || len(again.Unchanged) != 4 {
 		t.Errorf("second run changed %v (unchanged %v, err %v); want nothing to do", again.Changed, again.Unchanged, err)
 	}
-	if log2, _ := os.ReadFile(calls); string(log2) != string(log) {
-		t.Errorf("the second run called the installer")
+	if h2, _ := os.ReadFile(filepath.Join(node.Dir, "log", "history.log")); string(h2) != string(history) {
+		t.Errorf("the second run ran apt again")
 	}
 
-	t.Run("a package the node cannot install: reported with the reason, the step fails", func(t *testing.T) {
+	t.Run("a version the repository lacks, and an unknown package: reported with apt's reason, the step fails", func(t *testing.T) {
 		ns := newNamespace(t)
-		ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "broken-pkg"}})
-		// The known-hosts Secret of this namespace is new: the key is pinned again.
+		ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "jq", Version: "9.9-1"}})
 		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
-		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), "broken-pkg") {
-			t.Fatalf("%v; want a final error naming broken-pkg", err)
+		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), "jq") {
+			t.Fatalf("%v; want a final error naming jq", err)
 		}
-		if len(report.Failed) != 1 || report.Failed[0].Package != "broken-pkg" || !strings.Contains(report.Failed[0].Reason, "Unable to locate package broken-pkg") {
+		if len(report.Failed) != 1 || report.Failed[0].Package != "jq" || !strings.Contains(report.Failed[0].Reason, "Version '9.9-1' for 'jq' was not found") {
+			t.Errorf("failed = %+v", report.Failed)
+		}
+		ns = newNamespace(t)
+		ref = software(t, ns, []bpav1.SoftwarePackage{{Name: "broken-pkg"}})
+		report, _ = steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
+		if len(report.Failed) != 1 || !strings.Contains(report.Failed[0].Reason, "Unable to locate package broken-pkg") {
+			t.Errorf("failed = %+v", report.Failed)
+		}
+	})
+
+	t.Run("another run holds the dpkg lock: retryable", func(t *testing.T) {
+		lock, err := os.OpenFile(filepath.Join(node.AdminDir, "lock-frontend"), os.O_RDWR|os.O_CREATE, 0o640)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Close()
+		if err := syscall.FcntlFlock(lock.Fd(), syscall.F_SETLK, &syscall.Flock_t{Type: syscall.F_WRLCK}); err != nil {
+			t.Fatal(err)
+		}
+		ns := newNamespace(t)
+		ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "jq", Version: "1.5+dfsg-1"}})
+		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
+		if err == nil || !steps.IsRetryable(err) {
+			t.Fatalf("%v; want retryable while the lock is held", err)
+		}
+		if len(report.Failed) != 1 || !strings.Contains(report.Failed[0].Reason, "lock") {
 			t.Errorf("failed = %+v", report.Failed)
 		}
 	})

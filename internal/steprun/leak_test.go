@@ -69,7 +69,8 @@ func stepIdentity(t *testing.T, p *bpav1.Provisioning) (kubeconfig string, c cli
 // known kubeconfig token, on success and failure paths, and looks for them in everything the
 // steps print or write, and in the compiled Workflow's parameters.
 func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
-	sshd := testsshd.Start(t)
+	node := testutil.NewAptNode(t, testutil.DpkgStatus, testutil.DebPackage{Name: "jq", Version: "1.6-2"})
+	sshd := testsshd.StartWithEnv(t, node.Env)
 	ns := newNamespace(t)
 	loadSite(t, ns)
 	p, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
@@ -85,9 +86,6 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 		}
 	}
 	write(conf, adminConf, 0o600)
-	write(filepath.Join(dir, "status"), testutil.DpkgStatus, 0o644)
-	installer := filepath.Join(dir, "install")
-	write(installer, testutil.FakeInstaller(filepath.Join(dir, "status"), filepath.Join(dir, "calls")), 0o755)
 	hostsWithMaster := filepath.Join(dir, "hosts-local.json")
 	write(hostsWithMaster, `[{"name":"master","role":"master","bareMetalHost":"`+ns+`/node-1","mac":"00:c5:16:05:61:b2","ip":"127.0.0.1"},`+
 		`{"name":"worker-1","role":"worker","bareMetalHost":"`+ns+`/node-3","mac":"00:c6:14:04:61:b2","ip":"172.22.0.13"},`+
@@ -99,7 +97,7 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 	swCR := []string{"--namespace=" + ns, "--name=sw", "--uid=" + swRef.UID, "--generation=" + strconv.FormatInt(swRef.Generation, 10)}
 	ssh := []string{"--ssh-key=" + sshd.ClientKeyFile, "--ssh-port=" + strconv.Itoa(sshd.Port), "--ssh-timeout=10s"}
 	install := append(append(append([]string{"step", "install-software"}, swCR...), ssh...),
-		"--node=master", "--role=master", "--address=127.0.0.1", "--dpkg-admindir="+dir, "--install-command="+installer)
+		"--node=master", "--role=master", "--address=127.0.0.1")
 
 	var printed bytes.Buffer
 	runs := []struct {

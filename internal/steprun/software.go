@@ -65,15 +65,9 @@ func ResolveClusterHosts(ctx context.Context, c client.Reader, ref CRRef, only [
 	return nodes, nil
 }
 
-// InstallOptions say how install-software reaches a node and runs its package manager.
+// InstallOptions say how install-software reaches a node.
 type InstallOptions struct {
 	SSH SSHOptions
-	// DpkgAdminDir points dpkg-query at another dpkg database (a throwaway one in tests, a
-	// chroot's).
-	DpkgAdminDir string
-	// InstallCommand replaces the package manager's install command; it gets the package
-	// words (name=version) as arguments.
-	InstallCommand string
 }
 
 // InstallSoftware brings one node's packages to what the Software asks for its role: it
@@ -146,8 +140,8 @@ func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role
 			names = append(names, f.Package)
 		}
 		err := fmt.Errorf("node %q: %d of %d packages not as asked: %s", node, len(report.Failed), len(want), strings.Join(names, ", "))
-		if installErr != nil && strings.Contains(installErr.Error(), "Could not get lock") {
-			return report, steps.Retryable(err) // another apt run holds the lock: wait for it
+		if steps.IsRetryable(installErr) {
+			return report, steps.Retryable(err) // a lock held, a mirror not answering: wait for it
 		}
 		return report, err
 	}
@@ -194,9 +188,9 @@ func (r *remote) packageManager(ctx context.Context) (string, error) {
 		found[path.Base(line)] = true
 	}
 	switch {
-	case found["dpkg-query"] && (found["apt-get"] || r.opts.InstallCommand != ""):
+	case found["dpkg-query"] && found["apt-get"]:
 		return installsoftware.Apt, nil
-	case found["rpm"] && (found["dnf"] || r.opts.InstallCommand != ""):
+	case found["rpm"] && found["dnf"]:
 		return installsoftware.Dnf, nil
 	}
 	return "", fmt.Errorf("neither apt (dpkg-query, apt-get) nor dnf (rpm, dnf) found")
@@ -209,9 +203,6 @@ func (r *remote) installed(ctx context.Context, pm string, want []bpav1.Software
 	var format string
 	if pm == installsoftware.Apt {
 		head = []string{"dpkg-query", "-W"}
-		if r.opts.DpkgAdminDir != "" {
-			head = append(head, "--admindir="+r.opts.DpkgAdminDir)
-		}
 		format = "--showformat=" + sshexec.Trusted(installsoftware.DpkgFormat)
 	} else {
 		head = []string{"rpm", "-q"}
@@ -236,23 +227,52 @@ func (r *remote) installed(ctx context.Context, pm string, want []bpav1.Software
 	return installsoftware.ParseRPMQuery(out), nil
 }
 
-// install installs or upgrades the packages in one transaction.
+// install refreshes the package index, then installs or upgrades the packages in one
+// transaction. A refresh or install that finds the package manager's lock held by another run
+// (unattended upgrades, say) is worth waiting for: retryable.
 func (r *remote) install(ctx context.Context, pm string, pkgs []bpav1.SoftwarePackage) error {
 	words := installsoftware.InstallWords(pm, pkgs)
-	var cmd []string
-	switch {
-	case r.opts.InstallCommand != "":
-		cmd = r.privileged(append([]string{r.opts.InstallCommand}, words...)...)
-	case pm == installsoftware.Apt:
-		cmd = r.privileged(append([]string{"env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
+	refresh := r.privileged("dnf", "makecache", "-q")
+	install := r.privileged(append([]string{"dnf", "install", "-y", "-q", "--allowerasing"}, words...)...)
+	if pm == installsoftware.Apt {
+		refresh = r.privileged("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "update", "-q")
+		install = r.privileged(append([]string{"env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
 			"--no-install-recommends", "--allow-downgrades", "--"}, words...)...)
-	default:
-		cmd = r.privileged(append([]string{"dnf", "install", "-y", "-q", "--allowerasing"}, words...)...)
 	}
-	line, err := sshexec.Quote(cmd...)
+	if err := r.run(ctx, refresh); err != nil {
+		// A mirror that does not answer now may later: retryable, whatever the reason.
+		return steps.Retryable(fmt.Errorf("refreshing the package index: %w", err))
+	}
+	if err := r.run(ctx, install); err != nil {
+		if locked(err) {
+			return steps.Retryable(err)
+		}
+		return err
+	}
+	return nil
+}
+
+func (r *remote) run(ctx context.Context, words []string) error {
+	line, err := sshexec.Quote(words...)
 	if err != nil {
 		return err
 	}
 	_, err = r.conn.Run(ctx, line)
 	return err
+}
+
+// locked reports whether a package manager failed on a lock another run holds (apt: "Could not
+// get lock ..., is another process using it?"; dnf: "Waiting for process with pid").
+func locked(err error) bool {
+	msg := err.Error()
+	var exit *sshexec.ExitError
+	if errors.As(err, &exit) {
+		msg += "\n" + exit.Stderr
+	}
+	for _, sign := range []string{"Could not get lock", "Unable to acquire the dpkg frontend lock", "Waiting for process with pid"} {
+		if strings.Contains(msg, sign) {
+			return true
+		}
+	}
+	return false
 }

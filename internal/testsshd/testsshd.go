@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,13 +36,18 @@ type Server struct {
 	// ClientKeyPEM is its content: what must never leak.
 	ClientKeyPEM []byte
 	cmd          *exec.Cmd
+	env          map[string]string
 }
 
 // Addr is host:port.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
 
 // Start starts sshd, accepting ClientKeyFile for the current user (root in CI).
-func Start(t *testing.T) *Server {
+func Start(t *testing.T) *Server { return StartWithEnv(t, nil) }
+
+// StartWithEnv starts sshd setting env in every session (sshd_config SetEnv), as a node's own
+// configuration would: a test node's package system (APT_CONFIG, DPKG_ADMINDIR), say.
+func StartWithEnv(t *testing.T, env map[string]string) *Server {
 	t.Helper()
 	if _, err := os.Stat(Binary); err != nil {
 		t.Fatalf("%s is missing: run `make test-deps` (Debian openssh-server)", Binary)
@@ -50,7 +56,7 @@ func Start(t *testing.T) *Server {
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 		t.Fatalf("creating /run/sshd: %v", err)
 	}
-	s := &Server{Dir: t.TempDir()}
+	s := &Server{Dir: t.TempDir(), env: env}
 	pemBytes, signer := newKey(t)
 	s.ClientKeyPEM = pemBytes
 	s.ClientKeyFile = filepath.Join(s.Dir, "id_ed25519")
@@ -86,7 +92,7 @@ func (s *Server) start(t *testing.T) {
 		s.Port = l.Addr().(*net.TCPAddr).Port
 		l.Close()
 	}
-	config := Config(s.Addr(), filepath.Join(s.Dir, "host_ed25519"), filepath.Join(s.Dir, "authorized_keys"))
+	config := Config(s.Addr(), filepath.Join(s.Dir, "host_ed25519"), filepath.Join(s.Dir, "authorized_keys")) + SetEnv(s.env)
 	cfg := filepath.Join(s.Dir, "sshd_config")
 	write(t, cfg, []byte(config), 0o600)
 	s.cmd = exec.Command(Binary, "-D", "-e", "-f", cfg)
@@ -167,6 +173,23 @@ KbdInteractiveAuthentication no
 Subsystem sftp internal-sftp
 LogLevel ERROR
 `, addr, hostKey, authorizedKeys)
+}
+
+// SetEnv is the sshd_config line setting env in every session ("" for none).
+func SetEnv(env map[string]string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	line := "SetEnv"
+	for _, k := range keys {
+		line += " " + k + "=" + env[k]
+	}
+	return line + "\n"
 }
 
 // WaitListening waits until something accepts TCP connections on addr.

@@ -39,7 +39,6 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/test/e2e/podrunner"
@@ -411,31 +410,18 @@ func setUp(t *testing.T) *suite {
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = mgr.Start(ctx) }()
 
-	var mu sync.Mutex // the fan-out's pods create their databases concurrently
 	kubectl, err := filepath.EvalSymlinks(filepath.Join(root, "bin", "k8s", "kubectl"))
 	must(t, err)
 	playbooks := filepath.Join(s.scratch, "kubespray")
 	must(t, os.CopyFS(playbooks, os.DirFS(filepath.Join(root, "test", "e2e", "kubespray"))))
 	// The pod runner: our step image is the binary just built; kubespray's is ansible-playbook
 	// in the stand-in playbooks' directory; kubectl's is the kubectl built with the control plane.
-	// Each node has its own throwaway dpkg database and installer (the hosts share the
-	// machine's filesystem, never its package database).
-	dpkgOf := func(node string) (admindir, installer string) {
-		admindir = filepath.Join(s.scratch, "dpkg", node)
-		installer = filepath.Join(admindir, "install")
-		if _, err := os.Stat(installer); err != nil {
-			must(t, os.MkdirAll(admindir, 0o755))
-			must(t, os.WriteFile(filepath.Join(admindir, "status"), []byte(testutil.DpkgStatus), 0o644))
-			must(t, os.WriteFile(installer, []byte(testutil.FakeInstaller(filepath.Join(admindir, "status"), filepath.Join(admindir, "installed.log"))), 0o755))
-		}
-		return admindir, installer
-	}
+	// install-software runs the real apt-get on each host's own package system (see testHost).
 	manifest := filepath.Join(s.scratch, "plugin.yaml")
 	must(t, os.WriteFile(manifest, []byte(pluginManifest), 0o644))
 	runner := &podrunner.Runner{
 		Client: s.c, Namespace: namespace, NodeName: "e2e-node",
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=/tmp", "KUBECONFIG=" + kubeconfig, "BPA_E2E_ADMIN_CONF=" + adminConf,
-			"ANSIBLE_HOST_KEY_CHECKING=False"},
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=/tmp", "KUBECONFIG=" + kubeconfig, "BPA_E2E_ADMIN_CONF=" + adminConf},
 		Images: map[string]podrunner.Image{
 			stepImage: {Binary: binary, Rewrite: func(args []string) []string {
 				if len(args) > 2 && args[2] == "install-software" {
@@ -447,16 +433,6 @@ func setUp(t *testing.T) *suite {
 						_ = os.Remove(s.finalFailure)
 						return []string{"/bin/sh", "-c", "echo 'injected failure: disk full' >&2; exit 1"}
 					}
-					var node string
-					for _, a := range args {
-						if v, ok := strings.CutPrefix(a, "--node="); ok {
-							node = v
-						}
-					}
-					admindir, installer := dpkgOf(node)
-					mu.Lock()
-					defer mu.Unlock()
-					return append(args, "--dpkg-admindir="+admindir, "--install-command="+installer)
 				}
 				return args
 			}},

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
 // testHost is a server as the end-to-end suite sees it: a network namespace joined by a veth to
@@ -33,6 +34,9 @@ type testHost struct {
 	IP        string // from the DHCP lease
 	NetNS     string
 	Dir       string // holds its /etc/kubernetes
+	// Apt is its package system: its own file: repository, dpkg database and install root,
+	// which its sshd hands to every session (the real apt-get and dpkg run on it).
+	Apt *testutil.AptNode
 }
 
 // testSite is the hosts' network: a bridge namespace with dnsmasq, and a veth from the test's
@@ -95,6 +99,9 @@ func (s *testSite) startDHCP(t *testing.T, dir string, hosts []*testHost) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 }
 
+// e2ePackages are what the hosts' repositories carry: what the suite's Software CR installs.
+var e2ePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Name: "jq", Version: "1.6-2"}, {Name: "tmux", Version: "3.3a-3"}}
+
 // startHosts creates each host's namespace, asks dnsmasq for its address (busybox udhcpc), and
 // starts its sshd, accepting clientKey for root.
 func (s *testSite) startHosts(t *testing.T, clientKey ssh.PublicKey, hosts []*testHost) {
@@ -134,7 +141,9 @@ func (s *testSite) startHosts(t *testing.T, clientKey ssh.PublicKey, hosts []*te
 		must(t, os.MkdirAll(etc, 0o755))
 		must(t, os.WriteFile(filepath.Join(h.Dir, "host_ed25519"), newPEMKey(t), 0o600))
 		must(t, os.WriteFile(filepath.Join(h.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600))
-		config := testsshd.Config(net.JoinHostPort(h.IP, "22"), filepath.Join(h.Dir, "host_ed25519"), filepath.Join(h.Dir, "authorized_keys"))
+		h.Apt = testutil.NewAptNode(t, testutil.DpkgStatus, e2ePackages...)
+		config := testsshd.Config(net.JoinHostPort(h.IP, "22"), filepath.Join(h.Dir, "host_ed25519"), filepath.Join(h.Dir, "authorized_keys")) +
+			testsshd.SetEnv(h.Apt.Env)
 		must(t, os.WriteFile(filepath.Join(h.Dir, "sshd_config"), []byte(config), 0o600))
 		log, err := os.Create(filepath.Join(h.Dir, "sshd.log"))
 		must(t, err)
