@@ -297,16 +297,7 @@ func TestProvisioningRefusals(t *testing.T) {
 		p.Name = "own-image"
 		p.Spec.Kubespray = &bpav1.KubesprayOptions{Image: "attacker/kubespray:latest"}
 		create(t, p)
-		eventually(t, "Stalled naming spec.kubespray.image", func() error {
-			cur := getProvisioning(t, p)
-			if !strings.Contains(cur.Status.Message, "spec.kubespray.image") {
-				return fmt.Errorf("message %q", cur.Status.Message)
-			}
-			return expectConditions(cur.Status.Conditions, 1, "False/InvalidSpec", "absent", "True/InvalidSpec")
-		})
-		if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 0 {
-			t.Errorf("%d Workflows for a refused image", n)
-		}
+		expectRefused(t, p, "spec.kubespray.image")
 	})
 
 	t.Run("the compiler refuses an unknown plugin: Stalled, no Workflow", func(t *testing.T) {
@@ -314,22 +305,55 @@ func TestProvisioningRefusals(t *testing.T) {
 		p.Name = "unknown-plugin"
 		p.Spec.KUDPlugins = []string{"multus", "no-such-plugin"}
 		create(t, p)
-		eventually(t, "Stalled with the compiler's message", func() error {
-			cur := getProvisioning(t, p)
-			if !strings.Contains(cur.Status.Message, "spec.KUDPlugins[1]") || cur.Status.ObservedGeneration != 1 {
-				return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
-			}
-			return expectConditions(cur.Status.Conditions, 1, "False/InvalidSpec", "absent", "True/InvalidSpec")
-		})
-		consistently(t, "no Workflow", time.Second, func() error {
-			if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 0 {
-				return fmt.Errorf("%d Workflows for a refused spec", n)
-			}
-			return nil
-		})
+		expectRefused(t, p, "spec.KUDPlugins[1]")
 		// Fixing the spec compiles the new generation.
 		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.KUDPlugins = []string{"multus"} })
 		waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
+	})
+}
+
+// expectRefused waits for a Provisioning Stalled by the compiler with a message naming field,
+// and checks that no Workflow was created for it.
+func expectRefused(t *testing.T, p *bpav1.Provisioning, field string) {
+	t.Helper()
+	eventually(t, "Stalled with the compiler's message naming "+field, func() error {
+		cur := getProvisioning(t, p)
+		if !strings.Contains(cur.Status.Message, field) || cur.Status.ObservedGeneration != 1 {
+			return fmt.Errorf("status %+v", cur.Status.WorkflowStatus)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/InvalidSpec", "absent", "True/InvalidSpec")
+	})
+	consistently(t, "no Workflow", time.Second, func() error {
+		if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 0 {
+			return fmt.Errorf("%d Workflows for a refused spec", n)
+		}
+		return nil
+	})
+}
+
+// deleteAndWait deletes a CR and waits until its finalizer has let it go.
+func deleteAndWait(t *testing.T, p *bpav1.Provisioning) {
+	t.Helper()
+	if err := env.Client.Delete(ctx(), getProvisioning(t, p)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Provisioning gone", func() error {
+		if err := env.Client.Get(ctx(), client.ObjectKeyFromObject(p), &bpav1.Provisioning{}); !isNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+// succeedOffloaded drives a Workflow to Succeeded with its node status offloaded to Argo's
+// database: phase and progress, no nodes to read hosts from.
+func succeedOffloaded(t *testing.T, wf *wfv1.Workflow) {
+	t.Helper()
+	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
+		st.Phase, st.Progress = wfv1.WorkflowSucceeded, "5/5"
+		st.StartedAt, st.FinishedAt = metav1.NewTime(time.Now().Add(-time.Minute)), metav1.Now()
+		st.OffloadNodeStatusVersion = "fnv:1"
+		st.Nodes = nil
 	})
 }
 
@@ -468,16 +492,7 @@ func TestProvisioningDay2(t *testing.T) {
 	})
 
 	t.Run("delete: every claim released, the other consumer's untouched", func(t *testing.T) {
-		if err := env.Client.Delete(ctx(), getProvisioning(t, p)); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, "the Provisioning gone", func() error {
-			err := env.Client.Get(ctx(), client.ObjectKeyFromObject(p), &bpav1.Provisioning{})
-			if isNotFound(err) {
-				return nil
-			}
-			return fmt.Errorf("still there (%v)", err)
-		})
+		deleteAndWait(t, p)
 		for name, h := range hosts {
 			if ref := consumerOf(t, h); ref != nil {
 				t.Errorf("%s still claimed by %v", name, ref)

@@ -75,12 +75,7 @@ func TestRunsAreRecords(t *testing.T) {
 		})
 		wf2 = waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
 		patchSpec(t, hosts["node-5"], func(h *metal3v1alpha1.BareMetalHost) { h.Spec.ConsumerRef = consumer })
-		setWorkflowStatus(t, wf2, func(st *wfv1.WorkflowStatus) {
-			st.Phase, st.Progress = wfv1.WorkflowSucceeded, "5/5"
-			st.StartedAt, st.FinishedAt = metav1.NewTime(time.Now().Add(-time.Minute)), metav1.Now()
-			st.OffloadNodeStatusVersion = "fnv:1"
-			st.Nodes = nil
-		})
+		succeedOffloaded(t, wf2)
 		cur := waitReady(t, p, 2)
 		if rec := cur.Status.Provisioned; rec == nil || rec.Generation != 2 || len(rec.Workers) != 3 {
 			t.Errorf("record %+v, want generation 2 with worker-3", rec)
@@ -162,15 +157,7 @@ func TestRecreatedCRGetsItsOwnWorkflow(t *testing.T) {
 	first := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
 	create(t, first)
 	old := waitWorkflow(t, bpav1.WorkflowKindProvisioning, first, 1)
-	if err := env.Client.Delete(ctx(), getProvisioning(t, first)); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first CR gone", func() error {
-		if err := env.Client.Get(ctx(), clientKey(first), &bpav1.Provisioning{}); !isNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
-		}
-		return nil
-	})
+	deleteAndWait(t, first)
 	// The test's API server runs no garbage collector: the old Workflow stays, as an orphan.
 	second := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
 	create(t, second)
@@ -195,11 +182,7 @@ func TestSoftwareWithNoNodes(t *testing.T) {
 	p := loadProvisioning(t, "provisioning-cluster-xyz-resources.yaml", ns)
 	create(t, p)
 	wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
-	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
-		st.Phase, st.Progress = wfv1.WorkflowSucceeded, "5/5"
-		st.StartedAt, st.FinishedAt = metav1.NewTime(time.Now().Add(-time.Minute)), metav1.Now()
-		st.OffloadNodeStatusVersion = "fnv:1"
-	})
+	succeedOffloaded(t, wf)
 	waitReady(t, p, 1)
 	sw := loadSoftware(t, ns)
 	create(t, sw)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -31,6 +32,20 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
+
+// compiled is p's Workflow with the default options: what the steps run as.
+func compiled(t *testing.T, p *bpav1.Provisioning) *wfv1.Workflow {
+	t.Helper()
+	plugins, err := workflows.Plugins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := compile.Provisioning(p, compile.DefaultOptions(plugins))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wf
+}
 
 // stepIdentity writes the step identity of p's cluster as the controller does
 // (internal/identity) and returns a kubeconfig and a client acting as its ServiceAccount
@@ -197,15 +212,7 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 			places["output "+name] = raw
 		}
 	}
-	plugins, err := workflows.Plugins()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := compile.Provisioning(p, compile.DefaultOptions(plugins))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wfYAML, _ := yaml.Marshal(wf)
+	wfYAML, _ := yaml.Marshal(compiled(t, p))
 	places["the compiled Workflow"] = wfYAML
 	for what, secret := range secrets {
 		for where, content := range places {

@@ -15,10 +15,8 @@ import (
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
 
 // TestHostKeysPinnedBeforeKubespray: pin-host-keys records the node's key before kubespray
@@ -55,14 +53,7 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 	if err := os.WriteFile(knownHosts, sec.Data[steps.KnownHostsKey], 0o444); err != nil {
 		t.Fatal(err)
 	}
-	plugins, err := workflows.Plugins()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := compile.Provisioning(p, compile.DefaultOptions(plugins))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := compiled(t, p)
 	// Each run in a fresh scratch directory, as each pod has its own /tmp.
 	environ := func() []string {
 		scratch := t.TempDir()
