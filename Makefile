@@ -67,6 +67,7 @@ test-update-golden: ## Rewrite the golden files under testdata/.
 .PHONY: fuzz
 fuzz: ## Fuzz the lease and package-query parsers for FUZZTIME each.
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseISC$$' -fuzztime $(FUZZTIME)
+	go test ./internal/manifest -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseDnsmasq$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/steps/installsoftware -run '^$$' -fuzz '^FuzzParseDpkgQuery$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/steps/installsoftware -run '^$$' -fuzz '^FuzzParseRPMQuery$$' -fuzztime $(FUZZTIME)

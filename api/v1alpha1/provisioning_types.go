@@ -10,6 +10,7 @@ import (
 // +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:MaxProperties=1
 // +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 63 && k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="a host label must be a DNS-1123 label: lower-case letters, digits and '-', at most 63 characters, starting and ending with a letter or digit"
+// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['all', 'bastion', 'etcd', 'localhost', 'ungrouped']))",message="a host label may not be one of Ansible's or the inventory's reserved names all, bastion, etcd, localhost, ungrouped"
 type HostEntry map[string]HostRequirements
 
 // HostRequirements says which BareMetalHost may take an entry: by MAC address, by resources,

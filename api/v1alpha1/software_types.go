@@ -117,10 +117,12 @@ func init() {
 }
 
 // The grammar of package names and versions: the union of Debian's and RPM's, starting with a
-// letter or digit so that nothing reads as an option to apt or dnf.
+// letter or digit so that nothing reads as an option to apt or dnf, and not ending with "-",
+// which apt reads as "remove it" (a trailing "+", "install it", is what is asked anyway, and
+// real names end with it: g++).
 const (
-	PackageNamePattern      = `^[A-Za-z0-9][A-Za-z0-9._+-]*$`
+	PackageNamePattern      = `^[A-Za-z0-9]([A-Za-z0-9._+-]*[A-Za-z0-9._+])?$`
 	PackageNameMaxLength    = 128
-	PackageVersionPattern   = `^[A-Za-z0-9][A-Za-z0-9.+~:_^-]*$`
+	PackageVersionPattern   = `^[A-Za-z0-9]([A-Za-z0-9.+~:_^-]*[A-Za-z0-9.+~:_^])?$`
 	PackageVersionMaxLength = 128
 )

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,6 +37,24 @@ func IsSSHUser(s string) bool { return sshUserPattern.MatchString(s) }
 // "bpa-cluster-<cluster>") within the 63 characters of a label value.
 const MaxClusterNameLength = 40
 
+// ReservedHostLabels are names a host label may not take: Ansible's implicit groups and host
+// (all, ungrouped, localhost) and the groups kubespray's inventory defines that a DNS-1123
+// label could spell (etcd, bastion). A host named like a group makes ansible-inventory merge
+// them: a worker labelled "all" drops every host's variables.
+var ReservedHostLabels = []string{"all", "bastion", "etcd", "localhost", "ungrouped"}
+
+// validateName checks metadata.name as the API server would: present, a DNS-1123 subdomain.
+func validateName(name string) *field.Error {
+	path := field.NewPath("metadata", "name")
+	if name == "" {
+		return field.Required(path, "every object has a name")
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return field.Invalid(path, name, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
 // ValidateClusterLabel checks the required cluster label.
 func ValidateClusterLabel(labels map[string]string) *field.Error {
 	path := field.NewPath("metadata", "labels").Key(ClusterLabel)
@@ -55,6 +74,9 @@ func ValidateClusterLabel(labels map[string]string) *field.Error {
 // Validate checks a Provisioning.
 func (p *Provisioning) Validate() field.ErrorList {
 	var errs field.ErrorList
+	if err := validateName(p.Name); err != nil {
+		errs = append(errs, err)
+	}
 	if err := ValidateClusterLabel(p.Labels); err != nil {
 		errs = append(errs, err)
 	}
@@ -120,6 +142,10 @@ func validateEntries(path *field.Path, entries []HostEntry) field.ErrorList {
 			lpath := ipath.Key(label)
 			if msgs := validation.IsDNS1123Label(label); len(msgs) > 0 {
 				errs = append(errs, field.Invalid(lpath, label, "a host label must be a DNS-1123 label: "+strings.Join(msgs, "; ")))
+				continue
+			}
+			if slices.Contains(ReservedHostLabels, label) {
+				errs = append(errs, field.Invalid(lpath, label, "a host label may not be one of Ansible's or the inventory's reserved names "+strings.Join(ReservedHostLabels, ", ")))
 				continue
 			}
 			if req.MACAddress != "" && !macPattern.MatchString(req.MACAddress) {
@@ -203,6 +229,9 @@ func validateSSH(path *field.Path, ssh *SSHAccess) field.ErrorList {
 // Validate checks a Software.
 func (s *Software) Validate() field.ErrorList {
 	var errs field.ErrorList
+	if err := validateName(s.Name); err != nil {
+		errs = append(errs, err)
+	}
 	if err := ValidateClusterLabel(s.Labels); err != nil {
 		errs = append(errs, err)
 	}
@@ -219,11 +248,11 @@ func validatePackages(path *field.Path, pkgs []SoftwarePackage) field.ErrorList 
 	for i, pkg := range pkgs {
 		ipath := path.Index(i)
 		if !packageNamePattern.MatchString(pkg.Name) || len(pkg.Name) > PackageNameMaxLength {
-			errs = append(errs, field.Invalid(ipath, pkg.Name, "a package name starts with a letter or digit and holds only letters, digits and . _ + -"))
+			errs = append(errs, field.Invalid(ipath, pkg.Name, "a package name starts with a letter or digit, holds only letters, digits and . _ + -, and does not end with - (apt reads name- as: remove it)"))
 			continue
 		}
 		if pkg.Version != "" && (!packageVersionPattern.MatchString(pkg.Version) || len(pkg.Version) > PackageVersionMaxLength) {
-			errs = append(errs, field.Invalid(ipath.Key(pkg.Name).Child("version"), pkg.Version, "a version starts with a letter or digit and holds only letters, digits and . + ~ : _ ^ -"))
+			errs = append(errs, field.Invalid(ipath.Key(pkg.Name).Child("version"), pkg.Version, "a version starts with a letter or digit, holds only letters, digits and . + ~ : _ ^ -, and does not end with - (no Debian or RPM version does)"))
 		}
 		if seen[pkg.Name] {
 			errs = append(errs, field.Duplicate(ipath, pkg.Name))
@@ -236,6 +265,9 @@ func validatePackages(path *field.Path, pkgs []SoftwarePackage) field.ErrorList 
 // Validate checks a Cluster.
 func (c *Cluster) Validate() field.ErrorList {
 	var errs field.ErrorList
+	if err := validateName(c.Name); err != nil {
+		errs = append(errs, err)
+	}
 	if err := ValidateClusterLabel(c.Labels); err != nil {
 		errs = append(errs, err)
 	}

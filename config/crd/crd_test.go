@@ -131,6 +131,8 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"jinja-extra-vars", prov, abc + "  kubespray:\n    extraVars: {x: \"{{ lookup('pipe','id') }}\"}\n", "extraVars.x"},
 		{"ansible-extra-vars", prov, abc + "  kubespray:\n    extraVars: {ansible_ssh_common_args: x}\n", "not start with ansible_"},
 		{"no-masters", prov, strings.Replace(abc, "  masters:\n    - master:\n        mac-address: 00:c5:16:05:61:b2\n", "", 1), "masters"},
+		{"reserved-label", prov, strings.Replace(abc, "- worker-1:", "- all:", 1), "reserved names"},
+		{"package-remove", sw, strings.Replace(swXYZ, "- htop", "- openssh-server-", 1), "masterSoftware[1]"},
 		{"package-shell", sw, strings.Replace(swXYZ, "- htop", "- 'htop;reboot'", 1), "masterSoftware[1]"},
 		{"package-option", sw, strings.Replace(swXYZ, "- htop", "- '-oAPT::Get::Assume-Yes=1'", 1), "masterSoftware[1]"},
 		{"version-shell", sw, strings.Replace(swXYZ, "version: 3.3.9-3", "version: '3.3.9 $(id)'", 1), "version"},

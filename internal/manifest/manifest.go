@@ -1,14 +1,19 @@
 // Package manifest reads the YAML files the CLI is given: multi-document, strict (an unknown
-// field is an error, naming the document), typed by apiVersion and kind.
+// field, or a key repeated in a mapping, is an error naming the document and the key, as
+// kubectl refuses it), typed by apiVersion and kind. A UTF-8 byte-order mark is ignored;
+// `kind: List` (what `kubectl get -o yaml` prints) is read item by item; Secrets (metal3's host
+// files keep the BMC credentials beside the hosts) are passed over unread.
 package manifest
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,13 +24,22 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 )
 
-// Document is one decoded document: a *bpav1.Provisioning, *bpav1.Software, *bpav1.Cluster
-// or *metal3v1alpha1.BareMetalHost.
+// Document is one decoded document: a *bpav1.Provisioning, *bpav1.Software, *bpav1.Cluster,
+// *metal3v1alpha1.BareMetalHost or Skipped.
 type Document struct {
 	// Index is the document's place in the file, from 1.
-	Index  int
+	Index int
+	// Item is its place in a `kind: List` document, from 1; 0 outside a List.
+	Item   int
 	Object any
 }
+
+// Skipped is a document passed over unread: a Secret (its data is never decoded, so never
+// shown in an error).
+type Skipped struct{ Kind, Name string }
+
+// byteOrderMark is UTF-8's, which some editors write before the first line.
+var byteOrderMark = []byte{0xEF, 0xBB, 0xBF}
 
 // ReadFile decodes every document of a file.
 func ReadFile(path string) ([]Document, error) {
@@ -43,7 +57,11 @@ func ReadFile(path string) ([]Document, error) {
 
 // Read decodes every document of a stream.
 func Read(r io.Reader) ([]Document, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	br := bufio.NewReader(r)
+	if head, err := br.Peek(len(byteOrderMark)); err == nil && bytes.Equal(head, byteOrderMark) {
+		_, _ = br.Discard(len(byteOrderMark))
+	}
+	reader := utilyaml.NewYAMLReader(br)
 	var docs []Document
 	for i := 1; ; i++ {
 		raw, err := reader.Read()
@@ -57,17 +75,65 @@ func Read(r io.Reader) ([]Document, error) {
 			i--
 			continue
 		}
-		obj, err := decode(raw)
+		js, err := toJSON(raw)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
-		docs = append(docs, Document{Index: i, Object: obj})
+		items, err := decodeList(js)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if items == nil {
+			obj, err := decode(js)
+			if err != nil {
+				return nil, fmt.Errorf("document %d: %w", i, err)
+			}
+			docs = append(docs, Document{Index: i, Object: obj})
+			continue
+		}
+		for j, item := range items {
+			obj, err := decode(item)
+			if err != nil {
+				return nil, fmt.Errorf("document %d item %d: %w", i, j+1, err)
+			}
+			docs = append(docs, Document{Index: i, Item: j + 1, Object: obj})
+		}
 	}
 }
 
-func decode(raw []byte) (any, error) {
+// toJSON converts one YAML document, refusing a key repeated in a mapping (YAML would keep
+// the last silently: a second `workers:` would drop the first block) with its line, on one line.
+func toJSON(raw []byte) ([]byte, error) {
+	js, err := yaml.YAMLToJSONStrict(raw)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+		msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:")
+		return nil, errors.New(strings.Join(strings.Fields(msg), " "))
+	}
+	return js, nil
+}
+
+// decodeList returns the items of a `kind: List` document (nil for any other document).
+func decodeList(js []byte) ([]json.RawMessage, error) {
+	var list struct {
+		metav1.TypeMeta `json:",inline"`
+		Items           []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(js, &list); err != nil {
+		return nil, err
+	}
+	if list.APIVersion != "v1" || list.Kind != "List" {
+		return nil, nil
+	}
+	if list.Items == nil {
+		list.Items = []json.RawMessage{}
+	}
+	return list.Items, nil
+}
+
+func decode(js []byte) (any, error) {
 	var meta metav1.TypeMeta
-	if err := yaml.Unmarshal(raw, &meta); err != nil {
+	if err := json.Unmarshal(js, &meta); err != nil {
 		return nil, err
 	}
 	var obj any
@@ -80,14 +146,16 @@ func decode(raw []byte) (any, error) {
 		obj = &bpav1.Cluster{}
 	case meta.APIVersion == metal3v1alpha1.GroupVersion.String() && meta.Kind == "BareMetalHost":
 		obj = &metal3v1alpha1.BareMetalHost{}
-	case meta.APIVersion == "v1" && meta.Kind == "List":
-		return nil, fmt.Errorf("kind List is not supported: give the items as documents separated by ---")
+	case meta.APIVersion == "v1" && meta.Kind == "Secret":
+		var named struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(js, &named) // the name only: its data is never read
+		return Skipped{Kind: meta.Kind, Name: named.Metadata.Name}, nil
 	default:
 		return nil, fmt.Errorf("unsupported apiVersion %q kind %q", meta.APIVersion, meta.Kind)
-	}
-	js, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", meta.Kind, err)
 	}
 	// sigs.k8s.io/json names the full path of an unknown or repeated field, as the API server does.
 	strict, err := kjson.UnmarshalStrict(js, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
@@ -95,7 +163,11 @@ func decode(raw []byte) (any, error) {
 		return nil, fmt.Errorf("%s: %w", meta.Kind, err)
 	}
 	if len(strict) > 0 {
-		return nil, fmt.Errorf("%s: %w", meta.Kind, errors.Join(strict...))
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = e.Error()
+		}
+		return nil, fmt.Errorf("%s: %s", meta.Kind, strings.Join(msgs, "; ")) // one line, as the CLI promises
 	}
 	return obj, nil
 }
@@ -119,11 +191,13 @@ func BareMetalHosts(path string) ([]metal3v1alpha1.BareMetalHost, error) {
 	}
 	hosts := make([]metal3v1alpha1.BareMetalHost, 0, len(docs))
 	for _, d := range docs {
-		h, ok := d.Object.(*metal3v1alpha1.BareMetalHost)
-		if !ok {
+		switch obj := d.Object.(type) {
+		case *metal3v1alpha1.BareMetalHost:
+			hosts = append(hosts, *obj)
+		case Skipped: // the hosts' BMC credentials
+		default:
 			return nil, fmt.Errorf("%s: document %d is not a BareMetalHost", path, d.Index)
 		}
-		hosts = append(hosts, *h)
 	}
 	return hosts, nil
 }

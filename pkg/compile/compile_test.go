@@ -362,6 +362,13 @@ func TestCompileRefuses(t *testing.T) {
 	}{
 		{"missing-cluster-label", "the cluster label is required", func(p *bpav1.Provisioning) { delete(p.Labels, "cluster") }, nil,
 			"metadata.labels[cluster]: Required value"},
+		{"reserved-label", "a worker labelled all would make ansible-inventory drop every host's variables",
+			func(p *bpav1.Provisioning) { p.Spec.Workers[0] = bpav1.HostEntry{"all": p.Spec.Workers[0]["worker-1"]} }, nil,
+			`spec.workers[0][all]: Invalid value: "all": a host label may not be one of`},
+		{"name-with-shell", "metadata.name is checked as the API server would",
+			func(p *bpav1.Provisioning) { p.Name = "abc;reboot" }, nil, `metadata.name: Invalid value: "abc;reboot"`},
+		{"no-name", "a CR without a name would compile to a Workflow the API server refuses",
+			func(p *bpav1.Provisioning) { p.Name = "" }, nil, `metadata.name: Required value`},
 		{"kubespray-image-not-allowed", "the kubespray pod holds the SSH key: its image is the administrator's choice",
 			func(p *bpav1.Provisioning) {
 				p.Spec.Kubespray = &bpav1.KubesprayOptions{Image: "attacker/kubespray:latest"}
@@ -453,6 +460,8 @@ func TestCompileRefusesSoftware(t *testing.T) {
 		{"shell", []bpav1.SoftwarePackage{{Name: "curl;reboot"}}, `spec.masterSoftware[0]: Invalid value: "curl;reboot"`},
 		{"version-shell", []bpav1.SoftwarePackage{{Name: "jq", Version: "1.5 && reboot"}}, `spec.masterSoftware[0][jq].version: Invalid value: "1.5 && reboot"`},
 		{"duplicate", []bpav1.SoftwarePackage{{Name: "jq"}, {Name: "jq", Version: "1.6"}}, `spec.masterSoftware[1]: Duplicate value: "jq"`},
+		{"apt-remove", []bpav1.SoftwarePackage{{Name: "openssh-server-"}}, `spec.masterSoftware[0]: Invalid value: "openssh-server-"`},
+		{"version-ends-in-dash", []bpav1.SoftwarePackage{{Name: "jq", Version: "1.6-"}}, `spec.masterSoftware[0][jq].version: Invalid value: "1.6-"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
