@@ -15,8 +15,10 @@ import (
 // (dnsmasq drops lapsed ones when it rewrites the file); among a MAC's leases the latest
 // expiry wins. The "duid" line and DHCPv6 leases (whose second field is an IAID, not a MAC)
 // are skipped.
+//
+// An address on two lines (a file caught mid-rewrite, or edited) goes to the later line only.
 func ParseDnsmasq(r io.Reader) (Table, error) {
-	table := Table{}
+	ledger := newLedger()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -42,10 +44,10 @@ func ParseDnsmasq(r io.Reader) (Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %q is not an IP address", line, fields[2])
 		}
-		table.offer(mac, Lease{IP: ip, Rank: expiry})
+		ledger.declare(record{mac: mac, active: true, lease: Lease{IP: ip, Rank: expiry}})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	return table, nil
+	return ledger.table(), nil
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // The parsers read a file another program writes: whatever it holds, they must return a table
-// or an error, never panic or hang, and every address they return must be a valid IP under a
-// normalised MAC.
+// or an error, never panic or hang, every address they return must be a valid IP under a
+// normalised MAC, and no address may go to two MACs.
 func fuzzParser(f *testing.F, fixture string, parse func([]byte) (leases.Table, error)) {
 	raw, err := os.ReadFile(testutil.Fixture(f, fixture))
 	if err != nil {
@@ -23,10 +23,15 @@ func fuzzParser(f *testing.F, fixture string, parse func([]byte) (leases.Table, 
 		if err != nil {
 			return
 		}
+		holder := map[string]string{}
 		for mac, l := range table {
 			if !l.IP.IsValid() {
 				t.Fatalf("MAC %s has an invalid IP", mac)
 			}
+			if other, ok := holder[l.IP.String()]; ok {
+				t.Fatalf("address %s goes to two MACs, %s and %s", l.IP, other, mac)
+			}
+			holder[l.IP.String()] = mac
 			if len(mac) != 17 || bytes.ContainsAny([]byte(mac), "ABCDEF") {
 				t.Fatalf("MAC %q is not normalised", mac)
 			}

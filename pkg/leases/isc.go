@@ -9,22 +9,23 @@ import (
 	"time"
 )
 
-// ParseISC reads ISC dhcpd's dhcpd.leases (dhcpd.leases(5)). Only `lease` blocks count, and of
-// them only those in `binding state active`; among a MAC's active leases the one with the
-// latest `starts` wins. Statements and blocks it does not know are skipped.
+// ParseISC reads ISC dhcpd's dhcpd.leases (dhcpd.leases(5)), a log: only `lease` blocks count,
+// and of each address only its last block, which says whether it is in effect (`binding state
+// active`) and for which MAC; among a MAC's addresses in effect the one with the latest `starts`
+// wins. Statements and blocks it does not know are skipped.
 func ParseISC(r io.Reader) (Table, error) {
 	tz := newTokenizer(r)
-	table := Table{}
+	ledger := newLedger()
 	for {
 		tok, err := tz.next()
 		if err == io.EOF {
-			return table, nil
+			return ledger.table(), nil
 		}
 		if err != nil {
 			return nil, err
 		}
 		if tok.text == "lease" && !tok.quoted {
-			if err := parseLeaseBlock(tz, table); err != nil {
+			if err := parseLeaseBlock(tz, ledger); err != nil {
 				return nil, err
 			}
 			continue
@@ -45,7 +46,7 @@ type leaseBlock struct {
 	invalid string
 }
 
-func parseLeaseBlock(tz *tokenizer, table Table) error {
+func parseLeaseBlock(tz *tokenizer, ledger *ledger) error {
 	addr, err := tz.next()
 	if err != nil {
 		return unexpectedEOF(err, tz.line, "an address after 'lease'")
@@ -73,9 +74,9 @@ func parseLeaseBlock(tz *tokenizer, table Table) error {
 		}
 		b.apply(words)
 	}
-	if b.active && b.hasMAC && b.invalid == "" {
-		table.offer(b.mac, Lease{IP: b.ip, Rank: b.starts})
-	}
+	// Every block is the address's newest record, whatever it says: a free or expired one ends
+	// the previous holder's lease.
+	ledger.declare(record{mac: b.mac, active: b.active && b.hasMAC && b.invalid == "", lease: Lease{IP: b.ip, Rank: b.starts}})
 	return nil
 }
 

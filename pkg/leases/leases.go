@@ -43,6 +43,45 @@ func (t Table) offer(mac string, l Lease) {
 	t[mac] = l
 }
 
+// record is one declaration of an address in a lease file.
+type record struct {
+	mac    string
+	active bool
+	lease  Lease
+}
+
+// ledger keeps the last declaration of each address: a lease file is a log, and only an
+// address's last record says who holds it now (dhcpd.leases(5)). An address released by one
+// MAC and now active for another is the other's; one whose last record is free or expired is
+// nobody's. So no address ever goes to two MACs.
+type ledger struct {
+	last  map[netip.Addr]int // address → index in records of its last declaration
+	order []record
+}
+
+func newLedger() *ledger { return &ledger{last: map[netip.Addr]int{}} }
+
+// declare records an address's newest declaration.
+func (l *ledger) declare(r record) {
+	if i, ok := l.last[r.lease.IP]; ok {
+		l.order[i].active = false // superseded
+	}
+	l.last[r.lease.IP] = len(l.order)
+	l.order = append(l.order, r)
+}
+
+// table is what the ledger says now: each MAC's newest address in effect and active, in file
+// order so that equal ranks go to the later record.
+func (l *ledger) table() Table {
+	t := Table{}
+	for _, r := range l.order {
+		if r.active {
+			t.offer(r.mac, r.lease)
+		}
+	}
+	return t
+}
+
 // Parse reads a lease file in the given format.
 func Parse(format Format, r io.Reader) (Table, error) {
 	switch format {

@@ -1,6 +1,7 @@
 package leases_test
 
 import (
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -84,6 +85,23 @@ lease 10.0.0.3 { starts 1 2026/01/01 00:00:00; binding state released; hardware 
 			want: map[string]string{"00:00:00:00:00:01": "10.0.0.1"},
 		},
 		{
+			name:   "released-then-active-for-another",
+			reason: "the file is a log: an address released by one MAC and now active for another is the other's only",
+			in: `lease 10.0.0.1 { starts 1 2025/01/01 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.1 { starts 1 2025/01/02 00:00:00; binding state released; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.1 { starts 1 2025/01/03 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:02; }`,
+			want: map[string]string{"00:00:00:00:00:02": "10.0.0.1"},
+		},
+		{
+			name:   "last-record-expired",
+			reason: "an address whose last record is expired or free is nobody's, whatever came before",
+			in: `lease 10.0.0.1 { starts 1 2025/01/01 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.1 { starts 1 2025/01/01 00:00:00; binding state expired; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.2 { starts 1 2025/01/01 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:02; }
+lease 10.0.0.2 { binding state free; }`,
+			want: map[string]string{},
+		},
+		{
 			name:   "next-binding-state-is-not-binding-state",
 			reason: "only `binding state` describes the lease now",
 			in:     `lease 10.0.0.1 { binding state active; next binding state free; rewind binding state free; hardware ethernet 00:00:00:00:00:01; }`,
@@ -141,6 +159,12 @@ func TestParseDnsmasq(t *testing.T) {
 		want             map[string]string
 		wantErr          string
 	}{
+		{
+			name:   "address-on-two-lines",
+			reason: "one address never goes to two MACs: the later line holds it",
+			in:     "100 00:00:00:00:00:01 10.0.0.1 a *\n100 00:00:00:00:00:02 10.0.0.1 b *\n",
+			want:   map[string]string{"00:00:00:00:00:02": "10.0.0.1"},
+		},
 		{
 			name:   "latest-expiry-wins",
 			reason: "of a MAC's leases the latest expiry wins",
@@ -231,5 +255,12 @@ func TestResolve(t *testing.T) {
 	}
 	if placed[0].IP != "" {
 		t.Fatal("Resolve modified its input")
+	}
+	// Whatever the source, a plan never gives one address to two nodes.
+	twice := leases.FileSource{Name: "f", Table: leases.Table{
+		"00:c5:16:05:61:b2": {IP: netip.MustParseAddr("10.0.0.1")}, "3c:fd:fe:b5:10:a0": {IP: netip.MustParseAddr("10.0.0.1")},
+	}}
+	if _, err := leases.Resolve(placed[:2], twice); err == nil || !strings.Contains(err.Error(), `entries "a" and "b" would both get address 10.0.0.1`) {
+		t.Fatalf("one address for two nodes: %v", err)
 	}
 }

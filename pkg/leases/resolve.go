@@ -90,5 +90,21 @@ func Resolve(placements []placement.Placement, src Source) ([]placement.Placemen
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if err := oneAddressOneNode(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// oneAddressOneNode is an invariant of every plan, whatever the addresses' source: two nodes
+// never share an address (Ansible would configure one host twice and the other never).
+func oneAddressOneNode(placed []placement.Placement) error {
+	by := map[string]string{}
+	for _, p := range placed {
+		if other, ok := by[p.IP]; ok {
+			return fmt.Errorf("entries %q and %q would both get address %s: the lease source gives one address to two hosts", other, p.Label, p.IP)
+		}
+		by[p.IP] = p.Label
+	}
+	return nil
 }
