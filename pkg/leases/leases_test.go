@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
@@ -100,6 +101,14 @@ lease 10.0.0.1 { starts 1 2025/01/01 00:00:00; binding state expired; hardware e
 lease 10.0.0.2 { starts 1 2025/01/01 00:00:00; binding state active; hardware ethernet 00:00:00:00:00:02; }
 lease 10.0.0.2 { binding state free; }`,
 			want: map[string]string{},
+		},
+		{
+			name:   "damaged-entry-touches-only-its-address",
+			reason: "a block whose hardware address is malformed holds its address for nobody; the rest of the file stands",
+			in: `lease 10.0.0.1 { binding state active; hardware ethernet 00:00:00:00:00:01; }
+lease 10.0.0.1 { binding state active; hardware ethernet zz:zz; }
+lease 10.0.0.2 { binding state active; hardware ethernet 00:00:00:00:00:02; }`,
+			want: map[string]string{"00:00:00:00:00:02": "10.0.0.2"},
 		},
 		{
 			name:   "next-binding-state-is-not-binding-state",
@@ -256,6 +265,36 @@ func TestResolve(t *testing.T) {
 	if placed[0].IP != "" {
 		t.Fatal("Resolve modified its input")
 	}
+	// A dual-stack NIC: its IPv4 address, whatever the order; IPv6 only without one; never a
+	// link-local one.
+	nics := func(ips ...string) leases.HostSource {
+		h := hosts[0].DeepCopy()
+		h.Status.HardwareDetails.NIC = nil
+		for _, ip := range ips {
+			h.Status.HardwareDetails.NIC = append(h.Status.HardwareDetails.NIC, metal3v1alpha1.NIC{MAC: "00:c5:16:05:61:b2", IP: ip})
+		}
+		return leases.NewHostSource([]metal3v1alpha1.BareMetalHost{*h})
+	}
+	for _, tc := range []struct {
+		ips  []string
+		want string
+	}{
+		{[]string{"2001:db8::11", "172.22.0.11"}, "172.22.0.11"},
+		{[]string{"fe80::1", "2001:db8::11"}, "2001:db8::11"},
+		{[]string{"fe80::1"}, ""},
+	} {
+		got, err := leases.Resolve(placed[:1], nics(tc.ips...))
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("NICs %v: got %v, want no address", tc.ips, got)
+			}
+			continue
+		}
+		if err != nil || got[0].IP != tc.want {
+			t.Errorf("NICs %v: got %v (%v), want %s", tc.ips, got, err, tc.want)
+		}
+	}
+
 	// Whatever the source, a plan never gives one address to two nodes.
 	twice := leases.FileSource{Name: "f", Table: leases.Table{
 		"00:c5:16:05:61:b2": {IP: netip.MustParseAddr("10.0.0.1")}, "3c:fd:fe:b5:10:a0": {IP: netip.MustParseAddr("10.0.0.1")},

@@ -1,6 +1,7 @@
 package leases
 
 import (
+	"net/netip"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,18 +47,34 @@ func NewHostSource(hosts []metal3v1alpha1.BareMetalHost) HostSource {
 	return s
 }
 
-// Lookup implements Source.
+// Lookup implements Source. A dual-stack NIC is listed once per address: its first IPv4
+// address is the node's (what kubespray's inventory and most site networks address nodes by),
+// else its first global IPv6 one; link-local addresses never are.
 func (s HostSource) Lookup(host string, mac string) (string, error) {
 	h, ok := s.hosts[host]
 	if !ok {
 		return "", fmt.Errorf("BareMetalHost %s is gone", host)
 	}
+	var v6 string
 	if h.Status.HardwareDetails != nil {
 		for _, nic := range h.Status.HardwareDetails.NIC {
-			if strings.EqualFold(nic.MAC, mac) && nic.IP != "" {
-				return nic.IP, nil
+			if !strings.EqualFold(nic.MAC, mac) {
+				continue
+			}
+			ip, err := netip.ParseAddr(strings.TrimSpace(nic.IP))
+			if err != nil || ip.IsLinkLocalUnicast() || ip.IsUnspecified() {
+				continue
+			}
+			if ip.Unmap().Is4() {
+				return ip.Unmap().String(), nil
+			}
+			if v6 == "" {
+				v6 = ip.String()
 			}
 		}
+	}
+	if v6 != "" {
+		return v6, nil
 	}
 	return "", fmt.Errorf("BareMetalHost %s reports no IP for its NIC with MAC %s", host, mac)
 }

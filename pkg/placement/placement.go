@@ -104,7 +104,9 @@ func IsRetryable(err error) bool {
 
 // Entries lists the nodes a Provisioning asks for, in placement order: MAC entries before
 // resource entries, masters before workers, each in CR order. The same label under masters and
-// workers is one node with both roles; with no workers, the masters take the worker role too.
+// workers is one node with both roles, which must meet both entries: the union of their
+// requirements (the MAC either names, the larger CPU and memory, either feature); with no
+// workers, the masters take the worker role too.
 // The spec must have passed Provisioning.Validate.
 func Entries(spec *bpav1.ProvisioningSpec) []Entry {
 	var entries []Entry
@@ -114,6 +116,7 @@ func Entries(spec *bpav1.ProvisioningSpec) []Entry {
 			for label, req := range item {
 				if i, ok := index[label]; ok {
 					entries[i].Roles = append(entries[i].Roles, role)
+					entries[i].HostRequirements = union(entries[i].HostRequirements, req)
 					continue
 				}
 				index[label] = len(entries)
@@ -133,6 +136,24 @@ func Entries(spec *bpav1.ProvisioningSpec) []Entry {
 		return cmp.Compare(boolRank(a.MACAddress == ""), boolRank(b.MACAddress == ""))
 	})
 	return entries
+}
+
+// union is what a host must have to meet both a and b. Validation has made sure their MACs, if
+// both name one, are the same.
+func union(a, b bpav1.HostRequirements) bpav1.HostRequirements {
+	u := a
+	if u.MACAddress == "" {
+		u.MACAddress = b.MACAddress
+	}
+	if b.CPU != nil && (u.CPU == nil || *b.CPU > *u.CPU) {
+		u.CPU = b.CPU
+	}
+	if b.Memory != nil && (u.Memory == nil || b.Memory.Cmp(*u.Memory) > 0) {
+		u.Memory = b.Memory
+	}
+	u.SRIOV = u.SRIOV || b.SRIOV
+	u.QAT = u.QAT || b.QAT
+	return u
 }
 
 func boolRank(b bool) int {
@@ -314,13 +335,18 @@ func (p *placer) byMAC(e Entry) (*metal3v1alpha1.BareMetalHost, *Error) {
 	return h, nil
 }
 
+// byResources takes the smallest sufficient host, preferring one this Provisioning already
+// holds: a retried discover-hosts (or a later generation) keeps its claims rather than moving an
+// entry to a smaller host that has come free, which would leak the claim it leaves.
 func (p *placer) byResources(e Entry) (*metal3v1alpha1.BareMetalHost, *Error) {
-	for _, h := range p.candidates {
-		if _, ok := p.taken[h]; ok {
-			continue
-		}
-		if meets(h, e.HostRequirements) {
-			return h, nil
+	for _, ours := range []bool{true, false} {
+		for _, h := range p.candidates {
+			if _, ok := p.taken[h]; ok || (ours && !p.consumer.Holds(h.Spec.ConsumerRef)) {
+				continue
+			}
+			if meets(h, e.HostRequirements) {
+				return h, nil
+			}
 		}
 	}
 	reason := fmt.Sprintf("no free provisioned BareMetalHost has %s", describe(e.HostRequirements))

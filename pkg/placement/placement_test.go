@@ -203,6 +203,27 @@ func TestPlace(t *testing.T) {
 			wantErr: `entry "m": MAC 00:00:00:00:00:01 is on more than one BareMetalHost: metal3/a, metal3/b`,
 		},
 		{
+			name:   "dual-role-meets-both-entries",
+			reason: "a node with both roles meets the union of its master and worker entries: 16 CPUs from one, 16Gi from the other",
+			spec: bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("n", res(16, "1Gi"))}, Workers: []bpav1.HostEntry{entry("n", res(1, "16Gi"))}},
+			hosts: []metal3v1alpha1.BareMetalHost{host("cpus-only", 16, 1024, mac1), host("ram-only", 1, 16384, mac2), host("both", 16, 16384, mac3)},
+			want:  []placement.Placement{placed("n", "master,worker", "both", mac3)},
+		},
+		{
+			name:    "dual-role-shortfall-against-worker-entry",
+			reason:  "a shortfall against the worker entry is reported too",
+			spec:    bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("n", mac(mac1))}, Workers: []bpav1.HostEntry{entry("n", res(8, "1Gi"))}},
+			hosts:   []metal3v1alpha1.BareMetalHost{host("small", 4, 8192, mac1)},
+			wantErr: `entry "n": BareMetalHost metal3/small (MAC 00:00:00:00:00:01) has 4 CPUs, fewer than the 8 required`,
+		},
+		{
+			name:   "own-claim-preferred",
+			reason: "a host this Provisioning already holds is kept over a smaller one that came free: a retry never moves or leaks a claim",
+			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", res(2, "1Gi"))}},
+			hosts:  []metal3v1alpha1.BareMetalHost{host("small", 4, 8192, mac1), host("medium", 16, 16384, mac2, claimedBy("Provisioning", "default", "mine"))},
+			want:   []placement.Placement{placed("m", "master,worker", "medium", mac2)},
+		},
+		{
 			name:   "dual-role",
 			reason: "the same label under masters and workers is one node with both roles",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("n1", mac(mac1))}, Workers: []bpav1.HostEntry{entry("n1", mac(mac1)), entry("n2", mac(mac2))}},
