@@ -1,9 +1,9 @@
 package leases
 
 import (
-	"net/netip"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"

@@ -205,9 +205,9 @@ func TestPlace(t *testing.T) {
 		{
 			name:   "dual-role-meets-both-entries",
 			reason: "a node with both roles meets the union of its master and worker entries: 16 CPUs from one, 16Gi from the other",
-			spec: bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("n", res(16, "1Gi"))}, Workers: []bpav1.HostEntry{entry("n", res(1, "16Gi"))}},
-			hosts: []metal3v1alpha1.BareMetalHost{host("cpus-only", 16, 1024, mac1), host("ram-only", 1, 16384, mac2), host("both", 16, 16384, mac3)},
-			want:  []placement.Placement{placed("n", "master,worker", "both", mac3)},
+			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("n", res(16, "1Gi"))}, Workers: []bpav1.HostEntry{entry("n", res(1, "16Gi"))}},
+			hosts:  []metal3v1alpha1.BareMetalHost{host("cpus-only", 16, 1024, mac1), host("ram-only", 1, 16384, mac2), host("both", 16, 16384, mac3)},
+			want:   []placement.Placement{placed("n", "master,worker", "both", mac3)},
 		},
 		{
 			name:    "dual-role-shortfall-against-worker-entry",
