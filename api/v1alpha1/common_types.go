@@ -109,8 +109,6 @@ const (
 	ReasonWorkflowConflict = "WorkflowConflict"
 	// ReasonNoNodes: the Software's cluster lists no nodes to install on.
 	ReasonNoNodes = "NoNodes"
-	// ReasonImageNotAllowed: spec.kubespray.image is not one the site administrator allows.
-	ReasonImageNotAllowed = "ImageNotAllowed"
 	// ReasonIdentityFailed: the step pods' ServiceAccount and Role could not be written.
 	ReasonIdentityFailed = "IdentityFailed"
 	// ReasonWaitingForProvisioning, ReasonWaitingForSoftware: a Cluster waits for one of its CRs.

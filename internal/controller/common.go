@@ -67,20 +67,6 @@ func runOf(meta *metav1.ObjectMeta, scope string, salt ...string) string {
 	return compile.RunID(meta, scope, append(salt, meta.Annotations[bpav1.RerunAnnotation])...)
 }
 
-// newerRecord is the record of a Workflow when it has finished after the current record's (or
-// is the same Workflow), else the current record: a Workflow deleted since must not be
-// forgotten because an older one is still there.
-func newerRecord(cur *bpav1.RunRecord, wf *wfv1.Workflow, o mirror.Observation) *bpav1.RunRecord {
-	if !o.Finished() {
-		return cur
-	}
-	// A finished Workflow without a finish time (Argo always sets one) counts as the newest.
-	if cur != nil && cur.WorkflowName != o.Name && cur.FinishedAt != nil && o.FinishedAt != nil && o.FinishedAt.Before(cur.FinishedAt) {
-		return cur
-	}
-	return recordOf(wf, o)
-}
-
 // recordOf is the record of a finished Workflow.
 func recordOf(wf *wfv1.Workflow, o mirror.Observation) *bpav1.RunRecord {
 	gen, _ := strconv.ParseInt(wf.Labels[bpav1.WorkflowGenerationLabel], 10, 64)

@@ -204,7 +204,8 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	}
 	created, err := createWorkflow(ctx, r.Client, wf)
 	if err != nil {
-		return r.createFailed(s, wf, err)
+		s.summary, err = createFailed(&p.Status.WorkflowStatus, p.Generation, wf, err)
+		return true, err
 	}
 	if created {
 		workflowsCreated.WithLabelValues(bpav1.WorkflowKindProvisioning).Inc()
@@ -216,19 +217,6 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	p.Status.Phase = bpav1.PhasePending
 	s.summary = summary{reconciling, bpav1.ReasonWorkflowCreated, "Workflow " + wf.Name + " created"}
 	return true, nil
-}
-
-// createFailed says why a Workflow could not be created: a name taken by another object's
-// Workflow is Stalled with its cause (nothing clears it but a person); anything else is
-// retried.
-func (r *ProvisioningReconciler) createFailed(s *provisioningScope, wf *wfv1.Workflow, err error) (bool, error) {
-	var taken *nameTakenError
-	if errors.As(err, &taken) {
-		s.summary = stalledBy(&s.p.Status.WorkflowStatus, s.p.Generation, bpav1.ReasonWorkflowConflict, err)
-		return true, nil
-	}
-	s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot create Workflow " + wf.Name + "; retrying"}
-	return true, err
 }
 
 // stall records a generation nobody can run until the spec changes: no Workflow, no retry.

@@ -390,26 +390,44 @@ func kubesprayArgs(wf *wfv1.Workflow) string {
 	return strings.Join(t.Container.Args, " ")
 }
 
-func TestProvisioningDay2(t *testing.T) {
+// abcSite is cluster-abc's Provisioning in a namespace of its own, with a running controller:
+// its three hosts claimed by it, as discover-hosts leaves them, and node-5 free.
+type abcSite struct {
+	ns       string
+	p        *bpav1.Provisioning
+	consumer *corev1.ObjectReference
+	hosts    map[string]*metal3v1alpha1.BareMetalHost
+}
+
+func newABCSite(t *testing.T) *abcSite {
+	t.Helper()
 	ns := newNamespace(t)
 	startManager(t)
 	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
 	create(t, p)
 	p = getProvisioning(t, p)
-	consumer := placement.ConsumerFor(p).Ref()
-	hosts := map[string]*metal3v1alpha1.BareMetalHost{}
+	s := &abcSite{ns: ns, p: p, consumer: placement.ConsumerFor(p).Ref(), hosts: map[string]*metal3v1alpha1.BareMetalHost{}}
 	for _, name := range []string{"node-1", "node-3", "node-4"} {
-		hosts[name] = claim(t, ns, name, consumer)
+		s.hosts[name] = claim(t, ns, name, s.consumer)
 	}
-	hosts["node-5"] = claim(t, ns, "node-5", nil) // free until worker-3 claims it
+	s.hosts["node-5"] = claim(t, ns, "node-5", nil) // free until worker-3 claims it
+	return s
+}
+
+// at places hosts of the sample site ("metal3/node-1") in the site's namespace.
+func (s *abcSite) at(hs ...placement.Placement) []placement.Placement {
+	out := slices.Clone(hs)
+	for i := range out {
+		out[i].BareMetalHost = s.ns + "/" + strings.TrimPrefix(out[i].BareMetalHost, "metal3/")
+	}
+	return out
+}
+
+func TestProvisioningDay2(t *testing.T) {
+	site := newABCSite(t)
+	ns, p, consumer, hosts := site.ns, site.p, site.consumer, site.hosts
 	elsewhere := claim(t, ns, "node-6", &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "Metal3Machine", Namespace: ns, Name: "m"})
-	atNS := func(hs []placement.Placement) []placement.Placement {
-		out := slices.Clone(hs)
-		for i := range out {
-			out[i].BareMetalHost = ns + "/" + strings.TrimPrefix(out[i].BareMetalHost, "metal3/")
-		}
-		return out
-	}
+	atNS := func(hs []placement.Placement) []placement.Placement { return site.at(hs...) }
 
 	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
 	if args := kubesprayArgs(wf1); !strings.HasSuffix(args, "cluster.yml") {

@@ -18,24 +18,8 @@ import (
 // TestRunsAreRecords: what runs next follows what the Workflows really did, kept in the CR's
 // status, whatever Argo does with finished Workflows and however the spec moves meanwhile.
 func TestRunsAreRecords(t *testing.T) {
-	ns := newNamespace(t)
-	startManager(t)
-	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
-	create(t, p)
-	p = getProvisioning(t, p)
-	consumer := placement.ConsumerFor(p).Ref()
-	hosts := map[string]*metal3v1alpha1.BareMetalHost{}
-	for _, name := range []string{"node-1", "node-3", "node-4"} {
-		hosts[name] = claim(t, ns, name, consumer)
-	}
-	hosts["node-5"] = claim(t, ns, "node-5", nil)
-	at := func(hs ...placement.Placement) []placement.Placement {
-		out := slices.Clone(hs)
-		for i := range out {
-			out[i].BareMetalHost = ns + "/" + strings.TrimPrefix(out[i].BareMetalHost, "metal3/")
-		}
-		return out
-	}
+	site := newABCSite(t)
+	p, consumer, hosts, at := site.p, site.consumer, site.hosts, site.at
 	worker3 := placement.Placement{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"}
 
 	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)

@@ -138,7 +138,7 @@ func (r *SoftwareReconciler) mergeLatest(_ context.Context, s *softwareScope) (b
 		}
 		o := mirror.Observe(&finished[i])
 		applySoftwareObservation(s.sw, o)
-		s.sw.Status.LastRun = newerRecord(s.sw.Status.LastRun, &finished[i], o)
+		s.sw.Status.LastRun = recordOf(&finished[i], o) // finishes come in order: the last is the newest
 	}
 	slices.Sort(s.sw.Status.Merged)
 	return false, nil
@@ -200,8 +200,10 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	}
 	opts.Run = runOf(&sw.ObjectMeta, compile.Scope(opts.SoftwareNodes), clusterGeneration(s.cluster))
 	if ran := mirror.Newest(ofRun(s.workflows, opts.Run)); ran != nil {
+		// Finished (followUnfinished follows running ones), so mergeLatest has merged its
+		// reports already: mirror the run, never merge them again.
 		o := mirror.Observe(ran)
-		applySoftwareObservation(sw, o)
+		applyObservation(&sw.Status.WorkflowStatus, sw.Generation, o)
 		s.summary = summaryOf(o.Phase, o.Name, o.Message)
 		if o.Phase == bpav1.PhaseSucceeded {
 			// That run succeeded yet left nodes without a report: running it again would not
@@ -230,12 +232,7 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	}
 	created, err := createWorkflow(ctx, r.Client, wf)
 	if err != nil {
-		var taken *nameTakenError
-		if errors.As(err, &taken) {
-			s.summary = stalledBy(&sw.Status.WorkflowStatus, sw.Generation, bpav1.ReasonWorkflowConflict, err)
-			return true, nil
-		}
-		s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot create Workflow " + wf.Name + "; retrying"}
+		s.summary, err = createFailed(&sw.Status.WorkflowStatus, sw.Generation, wf, err)
 		return true, err
 	}
 	if created {

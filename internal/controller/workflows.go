@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -133,6 +134,17 @@ type nameTakenError struct {
 func (e *nameTakenError) Error() string {
 	return fmt.Sprintf("Workflow %s already exists and belongs to %s, not to this object; delete it, or set annotation %s to a new value to run under another name",
 		e.name, e.owner, bpav1.RerunAnnotation)
+}
+
+// createFailed says why a Workflow could not be created: a name taken by another object's
+// Workflow is Stalled with its cause (nothing clears it but a person); anything else is
+// returned, to be retried.
+func createFailed(st *bpav1.WorkflowStatus, generation int64, wf *wfv1.Workflow, err error) (summary, error) {
+	var taken *nameTakenError
+	if errors.As(err, &taken) {
+		return stalledBy(st, generation, bpav1.ReasonWorkflowConflict, err), nil
+	}
+	return summary{reconciling, bpav1.ReasonCreateFailed, "cannot create Workflow " + wf.Name + "; retrying"}, err
 }
 
 // createWorkflow creates a compiled Workflow. Its name is deterministic per run, so a create

@@ -2,7 +2,9 @@ package steprun
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -44,13 +47,27 @@ func storeKey(addr string) string {
 }
 
 func (s *secretKeyStore) Lookup(ctx context.Context, addr string) (ssh.PublicKey, bool, error) {
+	sec, err := s.read(ctx)
+	if err != nil || sec == nil {
+		return nil, false, err
+	}
+	return s.parse(sec, addr)
+}
+
+// read returns the Secret, nil if there is none yet.
+func (s *secretKeyStore) read(ctx context.Context) (*corev1.Secret, error) {
 	sec := &corev1.Secret{}
 	if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.name}, sec); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, false, nil
+			return nil, nil
 		}
-		return nil, false, fmt.Errorf("reading Secret %s/%s: %w", s.namespace, s.name, err)
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", s.namespace, s.name, err)
 	}
+	return sec, nil
+}
+
+// parse is the key pinned for addr in the Secret, if any.
+func (s *secretKeyStore) parse(sec *corev1.Secret, addr string) (ssh.PublicKey, bool, error) {
 	raw, ok := sec.Data[storeKey(addr)]
 	if !ok {
 		return nil, false, nil
@@ -62,48 +79,51 @@ func (s *secretKeyStore) Lookup(ctx context.Context, addr string) (ssh.PublicKey
 	return key, true, nil
 }
 
-// Pin records a first-seen key. Steps on several nodes pin at once, so it retries on
-// conflicts; a key pinned meanwhile for the same address must be this one.
+// Pin records a first-seen key.
 func (s *secretKeyStore) Pin(ctx context.Context, addr string, key ssh.PublicKey) error {
-	line := ssh.MarshalAuthorizedKey(key)
+	return s.pinAll(ctx, map[string]ssh.PublicKey{addr: key})
+}
+
+// pinAll records keys (address → key) in one write. Steps on several nodes pin at once, so it
+// retries on conflicts; a key pinned meanwhile for the same address must be the one given.
+// Keys pinned before known_hosts was kept (or edited by hand) are added there too.
+func (s *secretKeyStore) pinAll(ctx context.Context, keys map[string]ssh.PublicKey) error {
+	addrs := slices.Sorted(maps.Keys(keys))
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		sec := &corev1.Secret{}
-		err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.name}, sec)
-		if apierrors.IsNotFound(err) {
-			sec = &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.name, Labels: map[string]string{bpav1.ClusterLabel: s.cluster}},
-				Data:       map[string][]byte{storeKey(addr): line},
+		sec, err := s.read(ctx)
+		if err != nil {
+			return err
+		}
+		create := sec == nil
+		if create {
+			sec = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.name, Labels: map[string]string{bpav1.ClusterLabel: s.cluster}}}
+		}
+		if sec.Data == nil {
+			sec.Data = map[string][]byte{}
+		}
+		before := sec.DeepCopy()
+		for _, addr := range addrs {
+			key := keys[addr]
+			pinned, ok, perr := s.parse(sec, addr)
+			switch {
+			case !ok && perr == nil:
+				sec.Data[storeKey(addr)] = ssh.MarshalAuthorizedKey(key)
+			case perr == nil && !sshexec.SameKey(pinned, key):
+				return &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)}
 			}
 			if err := addKnownHost(sec, addr, key); err != nil {
 				return err
 			}
+		}
+		switch {
+		case create:
 			if err := s.c.Create(ctx, sec); apierrors.IsAlreadyExists(err) {
 				return apierrors.NewConflict(corev1.Resource("secrets"), s.name, err)
 			} else {
 				return err
 			}
-		}
-		if err != nil {
-			return err
-		}
-		if prev, ok := sec.Data[storeKey(addr)]; ok {
-			pinned, _, _, _, perr := ssh.ParseAuthorizedKey(prev)
-			if perr == nil && string(pinned.Marshal()) != string(key.Marshal()) {
-				return &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)}
-			}
-			// Pinned before known_hosts was kept (or the key edited by hand): add it there.
-			before := string(sec.Data[steps.KnownHostsKey])
-			if err := addKnownHost(sec, addr, key); err != nil || string(sec.Data[steps.KnownHostsKey]) == before {
-				return err
-			}
-			return s.c.Update(ctx, sec)
-		}
-		if sec.Data == nil {
-			sec.Data = map[string][]byte{}
-		}
-		sec.Data[storeKey(addr)] = line
-		if err := addKnownHost(sec, addr, key); err != nil {
-			return err
+		case equality.Semantic.DeepEqual(before.Data, sec.Data):
+			return nil
 		}
 		return s.c.Update(ctx, sec)
 	})
@@ -131,21 +151,32 @@ func addKnownHost(sec *corev1.Secret, addr string, key ssh.PublicKey) error {
 // kubespray connects to any node: first contact pins it; a key pinned earlier must match, or
 // the step fails, finally, naming the node and both fingerprints. A node that does not answer
 // is waited for (retryable), unless its key is pinned already (a node a remove run takes out
-// may be down for good; kubespray still checks it against the pin).
+// may be down for good; kubespray still checks it against the pin). The Secret is read once
+// and written once, however many nodes.
 func PinHostKeys(ctx context.Context, c client.Client, ref CRRef, hosts []placement.Placement, port int, timeout time.Duration) error {
 	p := &bpav1.Provisioning{}
 	if err := get(ctx, c, ref, p, "Provisioning"); err != nil {
 		return err
 	}
 	store := knownHosts(c, p.Namespace, p.Labels[bpav1.ClusterLabel])
+	sec, err := store.read(ctx)
+	if err != nil {
+		return steps.Retryable(err)
+	}
+	if sec == nil {
+		sec = &corev1.Secret{}
+	}
+	seen := map[string]ssh.PublicKey{}
+	nodeOf := map[string]string{}
 	for _, h := range hosts {
 		if net.ParseIP(h.IP) == nil {
 			return fmt.Errorf("node %q has no IP address (%q)", h.Label, h.IP)
 		}
 		addr := net.JoinHostPort(h.IP, strconv.Itoa(port))
-		pinned, ok, err := store.Lookup(ctx, addr)
+		nodeOf[addr] = h.Label
+		pinned, ok, err := store.parse(sec, addr)
 		if err != nil {
-			return steps.Retryable(err)
+			return err
 		}
 		key, err := sshexec.ScanHostKey(ctx, addr, pinned, timeout)
 		switch {
@@ -156,9 +187,14 @@ func PinHostKeys(ctx context.Context, c client.Client, ref CRRef, hosts []placem
 		case ok && !sshexec.SameKey(pinned, key):
 			return fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)})
 		}
-		if err := store.Pin(ctx, addr, key); err != nil {
-			return retryableUnlessHostKey(fmt.Errorf("node %q: pinning its host key: %w", h.Label, err))
+		seen[addr] = key
+	}
+	if err := store.pinAll(ctx, seen); err != nil {
+		var changed *sshexec.HostKeyChangedError
+		if errors.As(err, &changed) { // pinned by another step meanwhile
+			return fmt.Errorf("node %q: %w", nodeOf[changed.Addr], err)
 		}
+		return steps.Retryable(fmt.Errorf("pinning the nodes' host keys: %w", err))
 	}
 	return nil
 }

@@ -65,10 +65,6 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 				"namespace %q is neither the Provisioning's own nor one the site administrator allows hosts to be taken from (%v)", ns, sortedCopy(opts.HostNamespaces))))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
-	}
-	cluster := p.Labels[bpav1.ClusterLabel]
 	kubesprayImage := opts.KubesprayImage
 	if p.Spec.Kubespray != nil && p.Spec.Kubespray.Image != "" {
 		kubesprayImage = p.Spec.Kubespray.Image
@@ -76,10 +72,13 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "kubespray", "image"), fmt.Sprintf(
 				"image %q is not one the site administrator allows for kubespray (the default %s, or one of %v)",
 				kubesprayImage, opts.KubesprayImage, sortedCopy(opts.AllowedKubesprayImages))))
-			return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
 		}
 	}
-	kubespray, err := runkubespray.Template(kubesprayImage, cluster, opts.Kubespray)
+	if len(errs) > 0 {
+		return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
+	}
+	cluster := p.Labels[bpav1.ClusterLabel]
+	kubespray, err := runkubespray.Template(kubesprayImage, opts.Kubespray)
 	if err != nil {
 		return nil, fmt.Errorf("options: %w", err)
 	}

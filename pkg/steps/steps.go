@@ -130,6 +130,18 @@ func KnownHostsMount() corev1.VolumeMount {
 	return corev1.VolumeMount{Name: KnownHostsVolume, MountPath: KnownHostsDir, ReadOnly: true}
 }
 
+// HostsFile is where a step taking the hosts parameter finds it.
+var HostsFile = path.Join(InputsDir, "hosts.json")
+
+// HostsInput takes the hosts parameter (placed, or addressed, hosts as JSON) as the file
+// HostsFile: too large for a command-line argument.
+func HostsInput() wfv1.Inputs {
+	return wfv1.Inputs{
+		Parameters: []wfv1.Parameter{{Name: HostsParam}},
+		Artifacts:  []wfv1.Artifact{InputFile(HostsParam, path.Base(HostsFile))},
+	}
+}
+
 // OutputFile is an output parameter read from a file under OutputsDir.
 func OutputFile(name, file string) wfv1.Parameter {
 	return wfv1.Parameter{Name: name, ValueFrom: &wfv1.ValueFrom{Path: path.Join(OutputsDir, file)}}

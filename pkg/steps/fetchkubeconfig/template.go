@@ -20,7 +20,7 @@ const Name = "fetch-kubeconfig"
 func Template(stepImage, master, user string, leaving []string) wfv1.Template {
 	args := append(steps.CRArgs(),
 		"--cluster="+steps.WorkflowParam(steps.ParamCluster),
-		"--hosts="+steps.InputsDir+"/hosts.json",
+		"--hosts="+steps.HostsFile,
 		"--ssh-key="+steps.SSHKeyPath,
 		"--master="+master,
 		"--ssh-user="+user,
@@ -29,11 +29,8 @@ func Template(stepImage, master, user string, leaving []string) wfv1.Template {
 		args = append(args, "--leaving="+strings.Join(leaving, ","))
 	}
 	return wfv1.Template{
-		Name: Name,
-		Inputs: wfv1.Inputs{
-			Parameters: []wfv1.Parameter{{Name: steps.HostsParam}},
-			Artifacts:  []wfv1.Artifact{steps.InputFile(steps.HostsParam, "hosts.json")},
-		},
+		Name:          Name,
+		Inputs:        steps.HostsInput(),
 		Container:     steps.StepContainer(stepImage, Name, args, steps.SSHKeyMount()),
 		RetryStrategy: steps.WaitForTheWorld(),
 	}

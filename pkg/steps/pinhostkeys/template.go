@@ -17,14 +17,11 @@ const Name = "pin-host-keys"
 // yet. It needs no SSH key: a host key is presented before anyone logs in.
 func Template(stepImage string) wfv1.Template {
 	return wfv1.Template{
-		Name: Name,
-		Inputs: wfv1.Inputs{
-			Parameters: []wfv1.Parameter{{Name: steps.HostsParam}},
-			Artifacts:  []wfv1.Artifact{steps.InputFile(steps.HostsParam, "hosts.json")},
-		},
+		Name:   Name,
+		Inputs: steps.HostsInput(),
 		Container: steps.StepContainer(stepImage, Name, append(steps.CRArgs(),
 			"--cluster="+steps.WorkflowParam(steps.ParamCluster),
-			"--hosts="+steps.InputsDir+"/hosts.json",
+			"--hosts="+steps.HostsFile,
 		)),
 		RetryStrategy: steps.WaitForTheWorld(),
 	}

@@ -20,13 +20,10 @@ const (
 // Template renders the inventory (INI) and the extra variables (JSON).
 func Template(stepImage string) wfv1.Template {
 	return wfv1.Template{
-		Name: Name,
-		Inputs: wfv1.Inputs{
-			Parameters: []wfv1.Parameter{{Name: steps.HostsParam}},
-			Artifacts:  []wfv1.Artifact{steps.InputFile(steps.HostsParam, "hosts.json")},
-		},
+		Name:   Name,
+		Inputs: steps.HostsInput(),
 		Container: steps.StepContainer(stepImage, Name, append(steps.CRArgs(),
-			"--hosts="+steps.InputsDir+"/hosts.json",
+			"--hosts="+steps.HostsFile,
 			"--output-dir="+steps.OutputsDir,
 		)),
 		Outputs: wfv1.Outputs{Parameters: []wfv1.Parameter{

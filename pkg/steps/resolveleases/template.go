@@ -18,7 +18,7 @@ const Name = "resolve-leases"
 // has no address yet.
 func Template(stepImage string, leaseFormat leases.Format) wfv1.Template {
 	args := append(steps.CRArgs(),
-		"--hosts="+steps.InputsDir+"/hosts.json",
+		"--hosts="+steps.HostsFile,
 		"--output="+steps.OutputsDir+"/hosts.json",
 	)
 	var mounts []corev1.VolumeMount
@@ -27,11 +27,8 @@ func Template(stepImage string, leaseFormat leases.Format) wfv1.Template {
 		mounts = append(mounts, corev1.VolumeMount{Name: steps.LeasesVolume, MountPath: steps.LeasesFile, ReadOnly: true})
 	}
 	return wfv1.Template{
-		Name: Name,
-		Inputs: wfv1.Inputs{
-			Parameters: []wfv1.Parameter{{Name: steps.HostsParam}},
-			Artifacts:  []wfv1.Artifact{steps.InputFile(steps.HostsParam, "hosts.json")},
-		},
+		Name:          Name,
+		Inputs:        steps.HostsInput(),
 		Container:     steps.StepContainer(stepImage, Name, args, mounts...),
 		Outputs:       wfv1.Outputs{Parameters: []wfv1.Parameter{steps.OutputFile(steps.HostsParam, "hosts.json")}},
 		RetryStrategy: steps.WaitForTheWorld(),

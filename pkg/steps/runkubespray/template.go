@@ -75,7 +75,7 @@ func (p Plan) Args() ([]string, error) {
 // strictly against the known_hosts file pin-host-keys wrote into the cluster's known-hosts
 // Secret (mounted read-only), never against what a node presents the first time. The pod calls
 // no API: it mounts no ServiceAccount token.
-func Template(kubesprayImage, cluster string, plan Plan) (wfv1.Template, error) {
+func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 	args, err := plan.Args()
 	if err != nil {
 		return wfv1.Template{}, err
