@@ -82,6 +82,18 @@ bench: ## Run the benchmarks.
 build: ## Build the binary into bin/.
 	go build -o $(BIN) ./cmd/bpa-workflow-controller
 
+VERSION ?= v0.1.0
+IMAGE_REGISTRY ?=
+
+.PHONY: image
+image: ## Build the OCI images (controller, kubectl) without Docker into the layout bin/images.
+	VERSION=$(VERSION) hack/image.sh bin/images
+
+.PHONY: image-push
+image-push: image ## Push bin/images to IMAGE_REGISTRY (host[:port][/path]).
+	@if [ -z "$(IMAGE_REGISTRY)" ]; then echo "image-push: set IMAGE_REGISTRY=host[:port][/path]"; exit 1; fi
+	go run ./hack/image push -i bin/images --registry $(IMAGE_REGISTRY)
+
 .PHONY: demo
 demo: build ## The controller on a local control plane: samples applied, Workflows compiled, their status mirrored.
 	hack/demo.sh

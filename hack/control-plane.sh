@@ -11,12 +11,17 @@
 #                  why `go install pkg@version` refuses it; a wrapper needs none)
 #   kube-apiserver k8s.io/kubernetes, with one replace per staging module pointing at the
 #   kubectl        published v0.x tag of the same release (read from kubernetes' own go.mod)
+#   helm           helm.sh/helm/v3 (no replace directives)
+#   registry       CNCF Distribution, github.com/distribution/distribution/v3
+#   argo           Argo's workflow-controller and CLI (only with the argument `argo`)
 set -euo pipefail
 
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
 KUBE_VERSION="${KUBE_VERSION:-v1.33.13}"
 # The same Argo version as the imported types (go.mod).
 ARGO_VERSION="${ARGO_VERSION:-v3.7.18}"
+HELM_VERSION="${HELM_VERSION:-v3.18.6}"
+DISTRIBUTION_VERSION="${DISTRIBUTION_VERSION:-v3.0.0}"
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cache_base="${BPA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpa-workflow-controller}"
@@ -110,12 +115,22 @@ build_kube() {
   rmdir "$cache/kube.tmp"
 }
 
-# build_argo builds one of Argo's commands (the workflow-controller; the argo CLI cannot be
-# built from the module: it embeds the UI's build output, which the module does not carry) in a
-# wrapper module that copies the one replace line of Argo's own go.mod (tablewriter).
+# build_argo builds Argo's commands (the workflow-controller, the executor and the argo CLI) in
+# a wrapper module that copies the one replace line of Argo's own go.mod (tablewriter). The CLI's
+# `ui` package embeds `ui/dist/app`, the UI's build output, which the module does not carry: as
+# Argo's own Makefile does when static files are off, a writable copy of the module gets a
+# placeholder index.html and the wrapper replaces the module with that copy.
 build_argo() {
   local dir="$argo_cache/build"
   rm -rf "$dir" && mkdir -p "$dir"
+  local src
+  src="$(env -C "$dir" GOFLAGS=-mod=mod GOWORK=off go mod download -json "github.com/argoproj/argo-workflows/v3@$ARGO_VERSION" |
+    sed -n 's/.*"Dir": "\(.*\)",*/\1/p')"
+  [ -d "$src" ] || { say "could not download argo-workflows $ARGO_VERSION"; return 1; }
+  cp -r "$src" "$dir/argo-workflows"
+  chmod -R u+w "$dir/argo-workflows"
+  mkdir -p "$dir/argo-workflows/ui/dist/app"
+  echo "Built without static files" >"$dir/argo-workflows/ui/dist/app/index.html"
   {
     echo "module bpa.local/build-argo"
     echo
@@ -123,14 +138,32 @@ build_argo() {
     echo
     echo "require github.com/argoproj/argo-workflows/v3 $ARGO_VERSION"
     echo
+    echo "replace github.com/argoproj/argo-workflows/v3 => ./argo-workflows"
+    echo
     echo "replace github.com/olekukonko/tablewriter => github.com/olekukonko/tablewriter v0.0.5"
   } >"$dir/go.mod"
   local bin="$1"
   say "building Argo's $bin $ARGO_VERSION (a few minutes on 2 cores)"
   run_build "$bin $ARGO_VERSION" "$dir/build.log" \
     env -C "$dir" CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off \
-    go build -trimpath -ldflags "-s -w" -o "$argo_cache/$bin.tmp" "github.com/argoproj/argo-workflows/v3/cmd/$bin"
+    go build -trimpath -ldflags "-s -w -X github.com/argoproj/argo-workflows/v3.version=$ARGO_VERSION" \
+    -o "$argo_cache/$bin.tmp" "github.com/argoproj/argo-workflows/v3/cmd/$bin"
   mv "$argo_cache/$bin.tmp" "$argo_cache/$bin"
+  rm -rf "$dir"
+}
+
+# build_tool DIR NAME MODULE VERSION PACKAGE [LDFLAGS] builds one command of a module without
+# replace directives in a wrapper module requiring it, into DIR/NAME.
+build_tool() {
+  local out="$1" name="$2" module="$3" version="$4" pkg="$5" ldflags="${6:-}"
+  local dir="$out/build"
+  rm -rf "$dir" && mkdir -p "$dir"
+  printf 'module bpa.local/build-%s\n\ngo 1.24.0\n\nrequire %s %s\n' "$name" "$module" "$version" >"$dir/go.mod"
+  say "building $name $version (about a minute on 2 cores)"
+  run_build "$name $version" "$dir/build.log" \
+    env -C "$dir" CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off \
+    go build -trimpath -ldflags "-s -w $ldflags" -o "$out/$name.tmp" "$pkg"
+  mv "$out/$name.tmp" "$out/$name"
   rm -rf "$dir"
 }
 
@@ -148,12 +181,26 @@ for b in etcd kube-apiserver kubectl; do
   ln -sfn "$cache/$b" "$link_dir/$b"
 done
 
-# Argo's workflow-controller only when asked (`hack/control-plane.sh argo`): the end-to-end
-# suite and the demo run it; the other tests do not need it.
+# helm for the chart's tests (lint, template, install into the local API server) and CNCF
+# Distribution's registry, which image pushes are tested against.
+helm_cache="$cache_base/helm-$HELM_VERSION"
+mkdir -p "$helm_cache"
+[ -x "$helm_cache/helm" ] || build_tool "$helm_cache" helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm \
+  "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+ln -sfn "$helm_cache/helm" "$link_dir/helm"
+registry_cache="$cache_base/distribution-$DISTRIBUTION_VERSION"
+mkdir -p "$registry_cache"
+[ -x "$registry_cache/registry" ] || build_tool "$registry_cache" registry github.com/distribution/distribution/v3 \
+  "$DISTRIBUTION_VERSION" github.com/distribution/distribution/v3/cmd/registry \
+  "-X github.com/distribution/distribution/v3/version.version=$DISTRIBUTION_VERSION"
+ln -sfn "$registry_cache/registry" "$link_dir/registry"
+
+# Argo's commands only when asked (`hack/control-plane.sh argo`): the end-to-end suite and the
+# demo run them; the other tests do not need them.
 if [ "${1:-}" = argo ]; then
   argo_cache="$cache_base/argo-$ARGO_VERSION"
   mkdir -p "$argo_cache"
-  for b in workflow-controller; do
+  for b in workflow-controller argo; do
     [ -x "$argo_cache/$b" ] || build_argo "$b"
     ln -sfn "$argo_cache/$b" "$link_dir/$b"
   done

@@ -59,6 +59,8 @@ func addOptionFlagsTo(fl *pflag.FlagSet, opts *compile.Options, leaseFormat *str
 	fl.StringSliceVar(&opts.AllowedKubesprayImages, "allowed-kubespray-images", nil, "other kubespray images a Provisioning may name in spec.kubespray.image (comma-separated)")
 	fl.StringVar(&opts.LeaseFile, "lease-file", "", "the DHCP server's lease file on the node (host path); empty: IPs from BareMetalHost NICs")
 	fl.StringVar(leaseFormat, "lease-format", "isc", "format of --lease-file: isc or dnsmasq")
+	fl.StringToStringVar(&opts.LeaseNodeSelector, "lease-node-selector", nil, "node labels of the DHCP server's node, where --lease-file is (key=value,...)")
+	fl.StringVar(&opts.KubectlImage, "kubectl-image", opts.KubectlImage, "image the KUD plugin pods run kubectl from")
 }
 
 func runCompile(f *compileFlags) ([]byte, error) {

@@ -86,7 +86,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	d := newDAG()
 	for _, t := range []wfv1.Template{
 		discoverhosts.Template(opts.StepImage, leaving(opts.Kubespray)),
-		resolveleases.Template(opts.StepImage, leaseFormat(opts)),
+		resolveleases.Template(opts.StepImage, leaseFormat(opts), opts.LeaseNodeSelector),
 		renderinventory.Template(opts.StepImage),
 		pinhostkeys.Template(opts.StepImage),
 		kubespray,
@@ -118,7 +118,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		d.addTask(wfv1.DAGTask{
 			Name:        name,
 			TemplateRef: kudplugin.TemplateRef(plugin),
-			Arguments:   kudplugin.Arguments(cluster + bpav1.KubeconfigSecretSuffix),
+			Arguments:   kudplugin.Arguments(cluster+bpav1.KubeconfigSecretSuffix, opts.KubectlImage),
 		}, previous)
 		previous = name
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"maps"
 	"strings"
 	"testing"
 
@@ -408,6 +409,16 @@ func TestCompileRefuses(t *testing.T) {
 		}, nil, "spec.kubespray.extraVars[ansible_ssh_common_args]: Invalid value"},
 		{"bad-step-image", "options are validated too", nil, func(o *compile.Options) { o.StepImage = "img; rm -rf /" },
 			`options: step image "img; rm -rf /" is not an image reference`},
+		{"bad-kubectl-image", "the plugin pods' image is an option, validated", nil, func(o *compile.Options) { o.KubectlImage = "kubectl --token=x" },
+			`options: kubectl image "kubectl --token=x" is not an image reference`},
+		{"lease-node-selector-without-lease-file", "a selector for a lease file that is not there is a mistake", nil,
+			func(o *compile.Options) { o.LeaseNodeSelector = map[string]string{"bpa.akraino.org/dhcp": "true"} },
+			`options: a lease node selector without a lease file selects nothing`},
+		{"bad-lease-node-selector", "node selector labels are validated as the API server would", nil,
+			func(o *compile.Options) {
+				o.LeaseFile, o.LeaseFormat = "/var/lib/misc/dnsmasq.leases", leases.FormatDnsmasq
+				o.LeaseNodeSelector = map[string]string{"dhcp host": "yes"}
+			}, `options: leaseNodeSelector: Invalid value: "dhcp host"`},
 		{"scale-without-nodes", "scale mode needs nodes", nil, func(o *compile.Options) { o.Kubespray.Mode = runkubespray.ModeScale },
 			`kubespray mode "scale" needs the nodes to add`},
 	}
@@ -447,6 +458,42 @@ func TestCompileAllows(t *testing.T) {
 	p.Spec.Kubespray.Image = compile.DefaultKubesprayImage // the default is always allowed
 	if _, err := compile.Provisioning(p, opts); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestSiteOptionsReachThePods: the lease file's node selector pins resolve-leases (and only it)
+// to the DHCP server's node; the kubectl image reaches every plugin task.
+func TestSiteOptionsReachThePods(t *testing.T) {
+	p := testutil.Provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml")
+	opts := options(t)
+	opts.LeaseFile, opts.LeaseFormat = "/var/lib/misc/dnsmasq.leases", leases.FormatDnsmasq
+	opts.LeaseNodeSelector = map[string]string{"bpa.akraino.org/dhcp-server": "true"}
+	opts.KubectlImage = "site.example/bpa-kubectl:v1.33.13"
+	wf, err := compile.Provisioning(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tmpl := range wf.Spec.Templates {
+		want := map[string]string(nil)
+		if tmpl.Name == "resolve-leases" {
+			want = opts.LeaseNodeSelector
+		}
+		if !maps.Equal(tmpl.NodeSelector, want) {
+			t.Errorf("template %s: node selector %v, want %v", tmpl.Name, tmpl.NodeSelector, want)
+		}
+	}
+	plugins := 0
+	for _, task := range wf.Spec.Templates[0].DAG.Tasks {
+		if task.TemplateRef == nil {
+			continue
+		}
+		plugins++
+		if got := task.Arguments.GetParameterByName("kubectl-image"); got == nil || got.Value.String() != opts.KubectlImage {
+			t.Errorf("task %s: kubectl-image %v, want %s", task.Name, got, opts.KubectlImage)
+		}
+	}
+	if plugins == 0 {
+		t.Fatal("the sample has no plugin task")
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"regexp"
 
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 
@@ -16,6 +18,8 @@ import (
 const (
 	DefaultStepImage      = "bpa-workflow-controller:v0.1.0"
 	DefaultKubesprayImage = "kubespray/kubespray:v2.28.0"
+	// DefaultKubectlImage is `make image`'s kubectl image, which the KUD plugin pods run.
+	DefaultKubectlImage = "bpa-kubectl:v1.33.13"
 )
 
 // Options is every input of the compiler besides the CR: images, service account, limits and
@@ -30,6 +34,8 @@ type Options struct {
 	// spec.kubespray.image; any other is refused. The kubespray pod holds the nodes' SSH key, so
 	// which image runs it is the administrator's call, not a CR author's.
 	AllowedKubesprayImages []string
+	// KubectlImage runs the KUD plugin WorkflowTemplates (kubectl apply into the new cluster).
+	KubectlImage string
 	// HostNamespaces are the namespaces, besides its own, a Provisioning may take BareMetalHosts
 	// from (spec.hostSelector.namespaces); its steps are granted BareMetalHosts there.
 	HostNamespaces []string
@@ -41,6 +47,9 @@ type Options struct {
 	LeaseFile string
 	// LeaseFormat is the lease file's format.
 	LeaseFormat leases.Format
+	// LeaseNodeSelector pins resolve-leases to the node whose host path holds LeaseFile (the
+	// DHCP server's host); empty: any node, for a lease file every node has.
+	LeaseNodeSelector map[string]string
 	// Plugins are the KUD plugins with a WorkflowTemplate; a CR naming another is refused.
 	Plugins []string
 	// Kubespray is what this generation's run does (day 2: scale or remove); zero: create.
@@ -57,6 +66,7 @@ func DefaultOptions(plugins []string) Options {
 	return Options{
 		StepImage:                   DefaultStepImage,
 		KubesprayImage:              DefaultKubesprayImage,
+		KubectlImage:                DefaultKubectlImage,
 		ProvisioningDeadlineSeconds: 6 * 3600,
 		SoftwareDeadlineSeconds:     2 * 3600,
 		Plugins:                     plugins,
@@ -79,6 +89,9 @@ func (o Options) validate() error {
 	if !bpav1.IsImageReference(o.KubesprayImage) {
 		return fmt.Errorf("options: kubespray image %q is not an image reference", o.KubesprayImage)
 	}
+	if !bpav1.IsImageReference(o.KubectlImage) {
+		return fmt.Errorf("options: kubectl image %q is not an image reference", o.KubectlImage)
+	}
 	for _, img := range o.AllowedKubesprayImages {
 		if !bpav1.IsImageReference(img) {
 			return fmt.Errorf("options: allowed kubespray image %q is not an image reference", img)
@@ -94,6 +107,12 @@ func (o Options) validate() error {
 		if _, err := leases.ParseFormat(string(o.LeaseFormat)); err != nil {
 			return fmt.Errorf("options: %w", err)
 		}
+	}
+	if len(o.LeaseNodeSelector) > 0 && o.LeaseFile == "" {
+		return fmt.Errorf("options: a lease node selector without a lease file selects nothing")
+	}
+	if errs := metav1validation.ValidateLabels(o.LeaseNodeSelector, field.NewPath("leaseNodeSelector")); len(errs) > 0 {
+		return fmt.Errorf("options: %w", errs.ToAggregate())
 	}
 	if o.Run != "" && !runPattern.MatchString(o.Run) {
 		return fmt.Errorf("options: run %q is not a run id", o.Run)

@@ -14,6 +14,8 @@ const (
 	EntryTemplate = "install"
 	// KubeconfigParam names the Secret (key "value") holding the new cluster's kubeconfig.
 	KubeconfigParam = "kubeconfig-secret"
+	// KubectlImageParam is the image the plugin's pods run kubectl from.
+	KubectlImageParam = "kubectl-image"
 )
 
 // TaskName is the DAG task of a plugin, as the Argo UI shows it.
@@ -27,7 +29,10 @@ func TemplateRef(plugin string) *wfv1.TemplateRef {
 	return &wfv1.TemplateRef{Name: WorkflowTemplateName(plugin), Template: EntryTemplate}
 }
 
-// Arguments hands a plugin the kubeconfig Secret's name.
-func Arguments(kubeconfigSecret string) wfv1.Arguments {
-	return wfv1.Arguments{Parameters: []wfv1.Parameter{{Name: KubeconfigParam, Value: wfv1.AnyStringPtr(kubeconfigSecret)}}}
+// Arguments hands a plugin the kubeconfig Secret's name and the site's kubectl image.
+func Arguments(kubeconfigSecret, kubectlImage string) wfv1.Arguments {
+	return wfv1.Arguments{Parameters: []wfv1.Parameter{
+		{Name: KubeconfigParam, Value: wfv1.AnyStringPtr(kubeconfigSecret)},
+		{Name: KubectlImageParam, Value: wfv1.AnyStringPtr(kubectlImage)},
+	}}
 }

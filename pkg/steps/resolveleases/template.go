@@ -3,6 +3,8 @@
 package resolveleases
 
 import (
+	"maps"
+
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,8 +17,8 @@ const Name = "resolve-leases"
 
 // Template resolves the hosts' IPs. With a lease format it reads the lease file mounted at
 // steps.LeasesFile; without, the BareMetalHosts' NICs. It retries with backoff while a host
-// has no address yet.
-func Template(stepImage string, leaseFormat leases.Format) wfv1.Template {
+// has no address yet. nodeSelector, with a lease file, pins it to the DHCP server's node.
+func Template(stepImage string, leaseFormat leases.Format, nodeSelector map[string]string) wfv1.Template {
 	args := append(steps.CRArgs(),
 		"--hosts="+steps.HostsFile,
 		"--output="+steps.OutputsDir+"/hosts.json",
@@ -26,11 +28,15 @@ func Template(stepImage string, leaseFormat leases.Format) wfv1.Template {
 		args = append(args, "--leases="+steps.LeasesFile, "--lease-format="+string(leaseFormat))
 		mounts = append(mounts, corev1.VolumeMount{Name: steps.LeasesVolume, MountPath: steps.LeasesFile, ReadOnly: true})
 	}
-	return wfv1.Template{
+	t := wfv1.Template{
 		Name:          Name,
 		Inputs:        steps.HostsInput(),
 		Container:     steps.StepContainer(stepImage, Name, args, mounts...),
 		Outputs:       wfv1.Outputs{Parameters: []wfv1.Parameter{steps.OutputFile(steps.HostsParam, "hosts.json")}},
 		RetryStrategy: steps.WaitForTheWorld(),
 	}
+	if leaseFormat != "" && len(nodeSelector) > 0 {
+		t.NodeSelector = maps.Clone(nodeSelector)
+	}
+	return t
 }

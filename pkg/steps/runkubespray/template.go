@@ -10,6 +10,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
@@ -44,6 +45,9 @@ func (p Plan) Args() ([]string, error) {
 		"--private-key=" + steps.SSHKeyPath,
 		"--become",
 		"--extra-vars=@" + steps.InputsDir + "/extra-vars.json",
+		// kubespray writes generated secrets (kubeadm's certificate key) under the inventory's
+		// directory by default; the inputs are read-only, /tmp is the pod's scratch space.
+		"--extra-vars=credentials_dir=" + CredentialsDir,
 	}
 	for _, n := range p.Nodes {
 		if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
@@ -71,6 +75,16 @@ func (p Plan) Args() ([]string, error) {
 	return nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
 }
 
+// KubesprayUser is the uid and gid the kubespray container runs as: "nobody" and "nogroup",
+// which the upstream image's Ubuntu base has in /etc/passwd. OpenSSH's client refuses to run
+// as a uid without a passwd entry, so the steps' 65532 (which that image lacks) would fail every
+// connection; root is not needed (--become happens on the nodes). The pod's fsGroup still
+// lets it read the mounted SSH key and known hosts.
+const KubesprayUser int64 = 65534
+
+// CredentialsDir is where kubespray writes the secrets it generates on the Ansible side.
+const CredentialsDir = steps.TmpDir + "/credentials"
+
 // Template runs the plan from the kubespray image. Ansible checks every node's host key
 // strictly against the known_hosts file pin-host-keys wrote into the cluster's known-hosts
 // Secret (mounted read-only), never against what a node presents the first time. The pod calls
@@ -81,7 +95,10 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 		return wfv1.Template{}, err
 	}
 	c := steps.Container(kubesprayImage, []string{"ansible-playbook"}, args, steps.SSHKeyMount(), steps.KnownHostsMount())
+	// The upstream image's working directory: ansible reads kubespray's ansible.cfg from it.
 	c.WorkingDir = "/kubespray"
+	c.SecurityContext.RunAsUser = ptr.To(KubesprayUser)
+	c.SecurityContext.RunAsGroup = ptr.To(KubesprayUser)
 	c.Env = append(c.Env,
 		corev1.EnvVar{Name: "ANSIBLE_LOCAL_TEMP", Value: steps.TmpDir + "/.ansible/tmp"},
 		corev1.EnvVar{Name: "ANSIBLE_HOST_KEY_CHECKING", Value: "True"},

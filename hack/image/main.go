@@ -1,0 +1,106 @@
+// Command image builds the project's OCI images without a Docker daemon (`make image`) and
+// pushes them (`make image-push IMAGE_REGISTRY=host[:port][/path]`):
+//
+//	image build -o bin/images --controller bin/linux/bpa-workflow-controller --kubectl bin/k8s/kubectl
+//	image push -i bin/images --registry 127.0.0.1:5000/bpa
+//
+// The layout it writes holds two images, named in its index: the controller (manager and
+// steps) and kubectl for the KUD plugin pods.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/ociimage"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: image build|push [flags]")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "build":
+		err = build(os.Args[2:])
+	case "push":
+		err = push(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q: want build or push", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "image:", err)
+		os.Exit(1)
+	}
+}
+
+func build(args []string) error {
+	fl := flag.NewFlagSet("build", flag.ExitOnError)
+	out := fl.String("o", "bin/images", "OCI image layout to write (replaced)")
+	controller := fl.String("controller", "", "the bpa-workflow-controller binary, built for linux (required)")
+	kubectl := fl.String("kubectl", "", "the kubectl binary (required)")
+	controllerRef := fl.String("controller-ref", "bpa-workflow-controller:v0.1.0", "the controller image's name:tag")
+	kubectlRef := fl.String("kubectl-ref", "bpa-kubectl:v1.33.13", "the kubectl image's name:tag")
+	certs := fl.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle the images trust (Debian's ca-certificates)")
+	revision := fl.String("revision", "", "source revision, recorded as org.opencontainers.image.revision")
+	_ = fl.Parse(args)
+	if *controller == "" || *kubectl == "" {
+		return errors.New("build: --controller and --kubectl are required")
+	}
+	specs, err := ociimage.ProjectSpecs(ociimage.Inputs{
+		ControllerBinary: *controller, KubectlBinary: *kubectl,
+		ControllerRef: *controllerRef, KubectlRef: *kubectlRef, Revision: *revision,
+	})
+	if err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(*certs)
+	if err != nil {
+		return fmt.Errorf("CA certificates: %w (install Debian's ca-certificates)", err)
+	}
+	base := ociimage.Base(ca)
+	images := make([]v1.Image, len(specs))
+	for i, s := range specs {
+		if images[i], err = ociimage.Build(s, base); err != nil {
+			return err
+		}
+	}
+	if err := os.RemoveAll(*out); err != nil {
+		return err
+	}
+	if _, err := ociimage.WriteLayout(*out, specs, images); err != nil {
+		return err
+	}
+	for i, img := range images {
+		d, err := img.Digest()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s\t%s\n", specs[i].Ref, d)
+	}
+	fmt.Printf("written: %s (OCI image layout)\n", *out)
+	return nil
+}
+
+func push(args []string) error {
+	fl := flag.NewFlagSet("push", flag.ExitOnError)
+	in := fl.String("i", "bin/images", "OCI image layout to push")
+	registry := fl.String("registry", "", "registry and optional path to push to, host[:port][/path] (required)")
+	_ = fl.Parse(args)
+	if *registry == "" {
+		return errors.New("push: --registry is required (make image-push IMAGE_REGISTRY=host[:port][/path])")
+	}
+	pushed, err := ociimage.Push(*in, *registry)
+	if err != nil {
+		return err
+	}
+	for _, p := range pushed {
+		fmt.Printf("%s@%s\n", p.Ref, p.Digest)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+// Package testregistry starts CNCF Distribution's registry (built by hack/control-plane.sh
+// into bin/k8s) on 127.0.0.1 for a test, with its storage in the test's temporary directory.
+package testregistry
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+)
+
+// Start runs the registry until the test ends and returns its host:port.
+func Start(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(testenv.RepoRoot(), "bin", "k8s", "registry")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the registry is not built: run `make test-deps` (hack/control-plane.sh)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+http:
+  addr: %s
+`, filepath.Join(dir, "storage"), addr)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "registry.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", config)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		_ = logFile.Close()
+		if t.Failed() {
+			raw, _ := os.ReadFile(logFile.Name())
+			t.Logf("registry log:\n%s", raw)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return addr
+			}
+		}
+		select {
+		case <-exited:
+			raw, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("the registry exited:\n%s", raw)
+		case <-ctx.Done():
+			t.Fatalf("the registry did not answer on %s within 20 s", addr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
