@@ -50,7 +50,7 @@ const (
 	cluster        = "cluster-e2e"
 	stepImage      = "bpa-workflow-controller:e2e"
 	kubesprayImage = "kubespray:e2e"
-	kubectlImage   = "bitnami/kubectl:1.33.4"
+	kubectlImage   = compile.DefaultKubectlImage
 	// stageWait bounds each stage: Argo's requeue is 1 s here, and one retry backs off 30 s.
 	stageWait = 3 * time.Minute
 )
