@@ -60,6 +60,7 @@ func addOptionFlagsTo(fl *pflag.FlagSet, opts *compile.Options, leaseFormat *str
 	fl.StringVar(&opts.LeaseFile, "lease-file", "", "the DHCP server's lease file on the node (host path); empty: IPs from BareMetalHost NICs")
 	fl.StringVar(leaseFormat, "lease-format", "isc", "format of --lease-file: isc or dnsmasq")
 	fl.StringToStringVar(&opts.LeaseNodeSelector, "lease-node-selector", nil, "node labels of the DHCP server's node, where --lease-file is (key=value,...)")
+	fl.StringVar(&opts.SSHKeySecret, "ssh-key-secret", "", "SSH key Secret of CRs naming none in spec.ssh.secretRef (default: <cluster>-ssh-key)")
 	fl.StringVar(&opts.KubectlImage, "kubectl-image", opts.KubectlImage, "image the KUD plugin pods run kubectl from")
 }
 

@@ -135,7 +135,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	wf.Spec.Entrypoint = ProvisionEntrypoint
 	wf.Spec.Templates = templates
 	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.ProvisioningDeadlineSeconds)
-	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(p.Spec.SSH.SSHKeyRef(cluster)), knownHostsVolume(cluster))
+	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(p.Spec.SSH, cluster, opts)), knownHostsVolume(cluster))
 	if opts.LeaseFile != "" {
 		wf.Spec.Volumes = append(wf.Spec.Volumes, corev1.Volume{Name: steps.LeasesVolume, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: opts.LeaseFile, Type: ptr.To(corev1.HostPathFile)},
@@ -192,7 +192,7 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 	wf.Spec.Entrypoint = SoftwareEntrypoint
 	wf.Spec.Templates = templates
 	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.SoftwareDeadlineSeconds)
-	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(s.Spec.SSH.SSHKeyRef(cluster)))
+	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(s.Spec.SSH, cluster, opts)))
 	return wf, nil
 }
 
@@ -331,6 +331,16 @@ func LabelValue(name string) string {
 
 func outputOf(task, output, as string) wfv1.Parameter {
 	return wfv1.Parameter{Name: as, Value: wfv1.AnyStringPtr("{{tasks." + task + ".outputs.parameters." + output + "}}")}
+}
+
+// sshKeyRef is the CR's SSH key Secret; a CR naming none gets the site's (opts.SSHKeySecret),
+// or else "<cluster>-ssh-key".
+func sshKeyRef(a *bpav1.SSHAccess, cluster string, opts Options) bpav1.SecretKeyReference {
+	ref := a.SSHKeyRef(cluster)
+	if opts.SSHKeySecret != "" && (a == nil || a.SecretRef == nil) {
+		ref.Name = opts.SSHKeySecret
+	}
+	return ref
 }
 
 func sshKeyVolume(ref bpav1.SecretKeyReference) corev1.Volume {

@@ -409,6 +409,8 @@ func TestCompileRefuses(t *testing.T) {
 		}, nil, "spec.kubespray.extraVars[ansible_ssh_common_args]: Invalid value"},
 		{"bad-step-image", "options are validated too", nil, func(o *compile.Options) { o.StepImage = "img; rm -rf /" },
 			`options: step image "img; rm -rf /" is not an image reference`},
+		{"bad-ssh-key-secret", "the site's SSH key Secret is a name", nil, func(o *compile.Options) { o.SSHKeySecret = "../key" },
+			`options: SSH key Secret "../key" is not a Secret name`},
 		{"bad-kubectl-image", "the plugin pods' image is an option, validated", nil, func(o *compile.Options) { o.KubectlImage = "kubectl --token=x" },
 			`options: kubectl image "kubectl --token=x" is not an image reference`},
 		{"lease-node-selector-without-lease-file", "a selector for a lease file that is not there is a mistake", nil,
@@ -461,6 +463,15 @@ func TestCompileAllows(t *testing.T) {
 	}
 }
 
+func sshKeySecret(wf *wfv1.Workflow) string {
+	for _, v := range wf.Spec.Volumes {
+		if v.Name == "ssh-key" && v.Secret != nil {
+			return v.Secret.SecretName
+		}
+	}
+	return ""
+}
+
 // TestSiteOptionsReachThePods: the lease file's node selector pins resolve-leases (and only it)
 // to the DHCP server's node; the kubectl image reaches every plugin task.
 func TestSiteOptionsReachThePods(t *testing.T) {
@@ -469,9 +480,18 @@ func TestSiteOptionsReachThePods(t *testing.T) {
 	opts.LeaseFile, opts.LeaseFormat = "/var/lib/misc/dnsmasq.leases", leases.FormatDnsmasq
 	opts.LeaseNodeSelector = map[string]string{"bpa.akraino.org/dhcp-server": "true"}
 	opts.KubectlImage = "site.example/bpa-kubectl:v1.33.13"
+	opts.SSHKeySecret = "site-ssh-key"
 	wf, err := compile.Provisioning(p, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := sshKeySecret(wf); got != "site-ssh-key" {
+		t.Errorf("a CR naming no SSH key mounts %q, want the site's", got)
+	}
+	named := p.DeepCopy()
+	named.Spec.SSH = &bpav1.SSHAccess{SecretRef: &bpav1.SecretKeyReference{Name: "efg-key"}}
+	if wf, err := compile.Provisioning(named, opts); err != nil || sshKeySecret(wf) != "efg-key" {
+		t.Errorf("a CR naming its SSH key: %v, mounts %q", err, sshKeySecret(wf))
 	}
 	for _, tmpl := range wf.Spec.Templates {
 		want := map[string]string(nil)

@@ -36,6 +36,9 @@ type Options struct {
 	AllowedKubesprayImages []string
 	// KubectlImage runs the KUD plugin WorkflowTemplates (kubectl apply into the new cluster).
 	KubectlImage string
+	// SSHKeySecret is the site's SSH key Secret (key "ssh-privatekey", in the CR's namespace)
+	// for CRs that name none in spec.ssh.secretRef; empty: "<cluster>-ssh-key".
+	SSHKeySecret string
 	// HostNamespaces are the namespaces, besides its own, a Provisioning may take BareMetalHosts
 	// from (spec.hostSelector.namespaces); its steps are granted BareMetalHosts there.
 	HostNamespaces []string
@@ -91,6 +94,9 @@ func (o Options) validate() error {
 	}
 	if !bpav1.IsImageReference(o.KubectlImage) {
 		return fmt.Errorf("options: kubectl image %q is not an image reference", o.KubectlImage)
+	}
+	if o.SSHKeySecret != "" && len(validation.IsDNS1123Subdomain(o.SSHKeySecret)) > 0 {
+		return fmt.Errorf("options: SSH key Secret %q is not a Secret name", o.SSHKeySecret)
 	}
 	for _, img := range o.AllowedKubesprayImages {
 		if !bpav1.IsImageReference(img) {
