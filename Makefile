@@ -62,7 +62,7 @@ e2e: test-deps ## End to end under Argo's own workflow-controller, real steps, r
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.
-	go test ./pkg/compile/ ./pkg/templates/ ./internal/cli/ -update
+	go test ./pkg/compile/ ./pkg/templates/ ./internal/cli/ ./charts/ -update
 
 .PHONY: fuzz
 fuzz: ## Fuzz the lease and package-query parsers for FUZZTIME each.

@@ -183,10 +183,16 @@ done
 
 # helm for the chart's tests (lint, template, install into the local API server) and CNCF
 # Distribution's registry, which image pushes are tested against.
-helm_cache="$cache_base/helm-$HELM_VERSION"
+# Its default Kubernetes version (for `helm template` and `helm lint`) is set as Helm's own
+# Makefile sets it: the minor of the Kubernetes the tests run.
+kube_minor="${KUBE_VERSION#v1.}"
+kube_minor="${kube_minor%%.*}"
+helm_cache="$cache_base/helm-$HELM_VERSION-kube1.$kube_minor"
 mkdir -p "$helm_cache"
 [ -x "$helm_cache/helm" ] || build_tool "$helm_cache" helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm \
-  "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION $(for p in pkg/chartutil pkg/lint/rules; do
+    printf -- '-X helm.sh/helm/v3/%s.k8sVersionMajor=1 -X helm.sh/helm/v3/%s.k8sVersionMinor=%s ' "$p" "$p" "$kube_minor"
+  done)"
 ln -sfn "$helm_cache/helm" "$link_dir/helm"
 registry_cache="$cache_base/distribution-$DISTRIBUTION_VERSION"
 mkdir -p "$registry_cache"

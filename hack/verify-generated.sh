@@ -8,11 +8,23 @@ trap 'rm -rf "$scratch"' EXIT
 
 hack/manifests.sh "$scratch"
 stale=0
-for d in config/crd/bases config/rbac config/thirdparty/metal3 config/thirdparty/argo; do
+chart=charts/bpa-workflow-controller
+for d in config/crd/bases config/rbac config/thirdparty/metal3 config/thirdparty/argo \
+  $chart/crds $chart/files $chart/files/workflows $chart/templates; do
   # Only the generated files count: kustomization.yaml and hand-written RBAC live beside them.
   for f in "$scratch/$d"/*.yaml; do
+    [ -f "$f" ] || continue
     if ! diff -u "$d/$(basename "$f")" "$f"; then
       echo "verify: $d/$(basename "$f") is stale: run 'make manifests' and commit the result" >&2
+      stale=1
+    fi
+  done
+done
+# A copy whose source was deleted is stale too.
+for d in $chart/crds $chart/files/workflows; do
+  for f in "$d"/*.yaml; do
+    if [ ! -f "$scratch/$d/$(basename "$f")" ]; then
+      echo "verify: $f has no source any more: run 'make manifests' and commit the result" >&2
       stale=1
     fi
   done

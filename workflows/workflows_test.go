@@ -1,8 +1,12 @@
 package workflows_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/argovalidate"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
@@ -27,8 +31,10 @@ func TestPluginTemplatesAreValid(t *testing.T) {
 			for _, p := range entry.Inputs.Parameters {
 				inputs = append(inputs, p.Name)
 			}
-			if !slices.Contains(inputs, kudplugin.KubeconfigParam) {
-				t.Errorf("template %q takes no %q parameter", kudplugin.EntryTemplate, kudplugin.KubeconfigParam)
+			for _, param := range []string{kudplugin.KubeconfigParam, kudplugin.KubectlImageParam} {
+				if !slices.Contains(inputs, param) {
+					t.Errorf("template %q takes no %q parameter (the compiler passes it)", kudplugin.EntryTemplate, param)
+				}
 			}
 		})
 	}
@@ -43,5 +49,28 @@ func TestPluginsOfTheSpecification(t *testing.T) {
 		if !slices.Contains(plugins, want) {
 			t.Errorf("no WorkflowTemplate for KUD plugin %q", want)
 		}
+	}
+}
+
+// TestKustomizationListsEveryTemplate: kustomize (config/plugins) installs every shipped
+// plugin template, and nothing else.
+func TestKustomizationListsEveryTemplate(t *testing.T) {
+	raw, err := os.ReadFile("kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(raw, &k); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("bpa-plugin-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(k.Resources)
+	if !slices.Equal(k.Resources, files) {
+		t.Errorf("kustomization.yaml lists %v, the templates are %v", k.Resources, files)
 	}
 }

@@ -35,9 +35,15 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// Start starts the control plane. It fails, saying what to run, when the binaries are not
-// built: the suites that need it never pass by skipping.
-func Start() (*Env, error) {
+// Start starts the control plane with every CRD and our admission policy. It fails, saying
+// what to run, when the binaries are not built: the suites that need it never pass by skipping.
+func Start() (*Env, error) { return start(true) }
+
+// StartThirdParty starts the control plane with only metal3's and Argo's CRDs: what a site
+// has before it installs this product (the chart's test installs the rest).
+func StartThirdParty() (*Env, error) { return start(false) }
+
+func start(ours bool) (*Env, error) {
 	root := RepoRoot()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -48,13 +54,16 @@ func Start() (*Env, error) {
 			return nil, fmt.Errorf("the local control plane is not built (%s missing in %s): run `make test-deps` or hack/control-plane.sh", b, assets)
 		}
 	}
+	crds := []string{
+		filepath.Join(root, "config", "thirdparty", "metal3"),
+		filepath.Join(root, "config", "thirdparty", "argo"),
+	}
+	if ours {
+		crds = append([]string{filepath.Join(root, "config", "crd", "bases")}, crds...)
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths: []string{
-			filepath.Join(root, "config", "crd", "bases"),
-			filepath.Join(root, "config", "thirdparty", "metal3"),
-			filepath.Join(root, "config", "thirdparty", "argo"),
-		},
+		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.New(),
 	}
@@ -68,9 +77,11 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
-	// The admission policies are part of the API, as on a real install.
-	if err := Apply(context.Background(), c, filepath.Join(root, "config", "policy", "cluster-label.yaml")); err != nil {
-		return nil, errors.Join(err, env.Stop())
+	if ours {
+		// The admission policies are part of the API, as on a real install.
+		if err := Apply(context.Background(), c, filepath.Join(root, "config", "policy", "cluster-label.yaml")); err != nil {
+			return nil, errors.Join(err, env.Stop())
+		}
 	}
 	return &Env{Environment: env, Config: cfg, Client: c}, nil
 }
