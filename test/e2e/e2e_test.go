@@ -11,6 +11,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -30,7 +31,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -75,6 +75,8 @@ type suite struct {
 	finalFailure string
 	// argoDone is closed when Argo's workflow-controller exits (it must not, during the run).
 	argoDone chan struct{}
+	// argoCLI is Argo's CLI, argoKubeconfig its kubeconfig (the admin's, in the namespace).
+	argoCLI, argoKubeconfig string
 }
 
 func TestEndToEnd(t *testing.T) {
@@ -163,27 +165,54 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("no failed attempt with exit code 75 in the Software Workflows")
 	}
 
-	say(t, "a step fails for good: the Software stalls; `argo retry` restarts the Workflow, and the CR follows")
-	must(t, os.WriteFile(s.finalFailure, nil, 0o644))
-	patch(t, s.c, sw, func(sw *bpav1.Software) {
+	say(t, "a step fails for good: the Software stalls; `argo retry` (Argo's CLI) restarts the Workflow, and the CR follows")
+	failed := s.stallSoftware(sw, 3, func(sw *bpav1.Software) {
 		sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "tmux"})
 	})
-	s.eventually("the Software stalled on the failure", func() error {
-		cur := &bpav1.Software{}
-		must(t, s.c.Get(ctx(), client.ObjectKeyFromObject(sw), cur))
-		c := condition(cur.Status.Conditions, bpav1.ConditionStalled)
-		if c == nil || c.ObservedGeneration != 3 || !strings.Contains(c.Message, "disk full") {
-			return fmt.Errorf("not stalled on it: %+v", cur.Status.Conditions)
-		}
-		say(t, "software/%s %s: %s", cur.Name, cur.Status.Phase, cur.Status.Message)
-		return nil
-	})
-	failed := s.waitWorkflow(bpav1.WorkflowKindSoftware, sw.Name, 3)
-	s.argoRetry(failed)
+	s.argo("retry", failed.Name)
+	s.waitUnstalled(sw)
 	s.waitSoftwareReady(sw, 3, 3)
 	if n := len(s.workflows(bpav1.WorkflowKindSoftware, sw.Name)); n != 4 {
 		t.Errorf("%d Software Workflows, want 4: the retried one restarted in place", n)
 	}
+	listed := s.argo("list", "--selector", bpav1.WorkflowClusterLabel+"="+cluster, "--output", "name")
+	for _, w := range append(s.workflows(bpav1.WorkflowKindSoftware, sw.Name), s.workflows(bpav1.WorkflowKindProvisioning, p.Name)...) {
+		if !strings.Contains(listed, w.Name) {
+			t.Errorf("argo list does not show %s", w.Name)
+		}
+	}
+	var got wfv1.Workflow
+	must(t, json.Unmarshal([]byte(s.argo("get", failed.Name, "--output", "json")), &got))
+	if got.Status.Phase != wfv1.WorkflowSucceeded {
+		t.Errorf("argo get %s: %s after the retry", failed.Name, got.Status.Phase)
+	}
+
+	say(t, "it fails for good again: `argo resubmit` makes a new Workflow of the run, and the CR mirrors it")
+	// The master's packages change: one node runs, one fails. (When one of several nodes fails
+	// for good, the controller starts a second run for the rest by itself: see the README.)
+	failed = s.stallSoftware(sw, 4, func(sw *bpav1.Software) {
+		sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "jq"})
+	})
+	resubmitted := strings.TrimSpace(s.argo("resubmit", failed.Name, "--output", "name"))
+	if resubmitted == "" || resubmitted == failed.Name {
+		t.Fatalf("argo resubmit printed %q", resubmitted)
+	}
+	s.waitUnstalled(sw)
+	s.waitSoftwareReady(sw, 4, 3)
+	mirrored := &bpav1.Software{}
+	must(t, s.c.Get(ctx(), client.ObjectKeyFromObject(sw), mirrored))
+	if mirrored.Status.WorkflowName != resubmitted {
+		t.Errorf("the Software mirrors %s, not the resubmitted %s", mirrored.Status.WorkflowName, resubmitted)
+	}
+
+	say(t, "and once more: the operator retries the failed step in the Argo UI (Argo Server's REST API)")
+	server := s.startArgoServer()
+	failed = s.stallSoftware(sw, 5, func(sw *bpav1.Software) {
+		sw.Spec.MasterSoftware[len(sw.Spec.MasterSoftware)-1].Version = "1.6-2"
+	})
+	s.retryFromTheUI(server, failed.Name)
+	s.waitUnstalled(sw)
+	s.waitSoftwareReady(sw, 5, 3)
 
 	say(t, "remove worker-2: remove-node.yml for it, its host released, the Software forgets it")
 	patch(t, s.c, p, func(p *bpav1.Provisioning) { p.Spec.Workers = p.Spec.Workers[:1] })
@@ -202,74 +231,18 @@ func TestEndToEnd(t *testing.T) {
 	if hosts := s.provisioning(p).Status.Hosts; len(hosts) != 2 {
 		t.Errorf("hosts in status after the removal: %+v", hosts)
 	}
-	s.waitSoftwareReady(sw, 3, 2)
-}
-
-// argoRetry restarts a failed Workflow in place as `argo retry` does (Argo's CLI cannot be built
-// from its module: it embeds the UI's build output): failed pod nodes are removed from the
-// status and their pods deleted, failed parents (the DAG, retry nodes) are reset to Running,
-// and the Workflow is Running again; Argo's controller then runs the failed tasks anew.
-func (s *suite) argoRetry(wf *wfv1.Workflow) {
-	s.t.Helper()
-	var pods []string
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur := &wfv1.Workflow{}
-		if err := s.c.Get(ctx(), client.ObjectKeyFromObject(wf), cur); err != nil {
-			return err
-		}
-		if cur.Status.Phase != wfv1.WorkflowFailed && cur.Status.Phase != wfv1.WorkflowError {
-			return fmt.Errorf("cannot retry a Workflow in phase %s", cur.Status.Phase)
-		}
-		pods = nil
-		removed := map[string]bool{}
-		for id, n := range cur.Status.Nodes {
-			if !n.FailedOrError() {
-				continue
-			}
-			if n.Type == wfv1.NodeTypePod {
-				removed[id] = true
-				pods = append(pods, podName(cur, n))
-				delete(cur.Status.Nodes, id)
-				delete(cur.Status.TaskResultsCompletionStatus, id)
-				continue
-			}
-			n.Phase, n.Message, n.FinishedAt = wfv1.NodeRunning, "", metav1.Time{}
-			cur.Status.Nodes[id] = n
-		}
-		for id, n := range cur.Status.Nodes {
-			n.Children = slices.DeleteFunc(n.Children, func(c string) bool { return removed[c] })
-			cur.Status.Nodes[id] = n
-		}
-		cur.Status.Phase, cur.Status.Message, cur.Status.FinishedAt = wfv1.WorkflowRunning, "", metav1.Time{}
-		cur.Labels["workflows.argoproj.io/completed"] = "false"
-		cur.Labels["workflows.argoproj.io/phase"] = string(wfv1.NodeRunning)
-		return s.c.Update(ctx(), cur)
-	})
-	must(s.t, err)
-	for _, name := range pods {
-		_ = s.c.Delete(ctx(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: wf.Namespace, Name: name}})
-	}
-	say(s.t, "argo retry %s: %d failed pods deleted, the Workflow is Running again", wf.Name, len(pods))
-}
-
-// podName is the pod of a pod node, as Argo names it (v2 naming: workflow-template-hash).
-func podName(wf *wfv1.Workflow, n wfv1.NodeStatus) string {
-	var list corev1.PodList
-	_ = envClient.List(ctx(), &list, client.InNamespace(wf.Namespace))
-	for _, p := range list.Items {
-		if p.Annotations["workflows.argoproj.io/node-id"] == n.ID {
-			return p.Name
-		}
-	}
-	return n.ID
+	s.waitSoftwareReady(sw, 5, 2)
 }
 
 func setUp(t *testing.T) *suite {
 	t.Helper()
 	root := testenv.RepoRoot()
 	argoController := filepath.Join(root, "bin", "k8s", "workflow-controller")
-	if _, err := os.Stat(argoController); err != nil {
-		t.Fatalf("Argo's workflow-controller is not built: run `make e2e` (hack/control-plane.sh argo)")
+	argoCLI := filepath.Join(root, "bin", "k8s", "argo")
+	for _, b := range []string{argoController, argoCLI} {
+		if _, err := os.Stat(b); err != nil {
+			t.Fatalf("Argo's %s is not built: run `make e2e` (hack/control-plane.sh argo)", filepath.Base(b))
+		}
 	}
 	// Scratch space outside /tmp: every pod gets a private /tmp, which would hide it (and the
 	// checkout itself may be under /tmp: what the pods run is copied or resolved out of it).
@@ -280,7 +253,7 @@ func setUp(t *testing.T) *suite {
 			_ = os.RemoveAll(scratch)
 		}
 	})
-	s := &suite{t: t, scratch: scratch}
+	s := &suite{t: t, scratch: scratch, argoCLI: argoCLI}
 	s.failure = filepath.Join(s.scratch, "fail-once")
 	s.finalFailure = filepath.Join(s.scratch, "fail-final")
 
@@ -307,7 +280,6 @@ func setUp(t *testing.T) *suite {
 	s.kubeconfig = kubeconfig
 
 	must(t, s.c.Create(ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))
-	must(t, s.c.Create(ctx(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bpa-workflow-step", Namespace: namespace}}))
 	// Argo's metrics and telemetry servers are off: nothing of the suite listens beyond what it
 	// needs, and two runs on one machine do not fight over Argo's fixed ports.
 	must(t, s.c.Create(ctx(), &corev1.ConfigMap{
@@ -378,6 +350,7 @@ func setUp(t *testing.T) *suite {
 	}
 	argoKubeconfig := filepath.Join(s.scratch, "argo-kubeconfig")
 	must(t, clientcmd.WriteToFile(*argoConfig, argoKubeconfig))
+	s.argoKubeconfig = argoKubeconfig
 	argo := exec.Command(argoController, "--namespaced", "--managed-namespace", namespace,
 		"--configmap", "workflow-controller-configmap", "--executor-image", "argoexec:e2e", "--loglevel", "info")
 	argo.Env = append(os.Environ(), "KUBECONFIG="+argoKubeconfig, "LEADER_ELECTION_DISABLE=true", "DEFAULT_REQUEUE_TIME=1s")

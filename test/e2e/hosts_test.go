@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -173,64 +172,60 @@ func forwardFrom(t *testing.T, h *testHost, port, to string) {
 		t.Fatalf("host %s: listening on %s: %v", h.Name, port, err)
 	}
 	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer in.Close()
-				out, err := net.Dial("tcp", to)
-				if err != nil {
-					return
-				}
-				defer out.Close()
-				go func() { _, _ = io.Copy(out, in) }()
-				_, _ = io.Copy(in, out)
-			}()
-		}
-	}()
+	go forward(l, func() (net.Conn, error) { return net.Dial("tcp", to) })
 }
 
-// listenIn opens a listener inside a named network namespace, from a goroutine of its own: its
-// thread enters the namespace and comes back, and a thread that cannot come back is not
-// unlocked, so the runtime discards it.
-func listenIn(netns, addr string) (net.Listener, error) {
-	type result struct {
-		l   net.Listener
-		err error
-	}
-	done := make(chan result, 1)
+// listenIn opens a listener inside a named network namespace.
+func listenIn(netns, addr string) (l net.Listener, err error) {
+	err = inNetNS(netns, func() error {
+		l, err = net.Listen("tcp", addr)
+		return err
+	})
+	return l, err
+}
+
+// dialIn connects to addr inside a named network namespace.
+func dialIn(netns, addr string) (c net.Conn, err error) {
+	err = inNetNS(netns, func() error {
+		c, err = net.Dial("tcp", addr)
+		return err
+	})
+	return c, err
+}
+
+// inNetNS runs fn in a goroutine whose thread enters the network namespace and comes back:
+// sockets fn opens stay in the namespace. A thread that cannot come back is not unlocked, so
+// the runtime discards it.
+func inNetNS(netns string, fn func() error) error {
+	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		self, err := os.Open("/proc/thread-self/ns/net")
 		if err != nil {
 			runtime.UnlockOSThread()
-			done <- result{err: err}
+			done <- err
 			return
 		}
 		defer self.Close()
 		target, err := os.Open("/run/netns/" + netns)
 		if err != nil {
 			runtime.UnlockOSThread()
-			done <- result{err: err}
+			done <- err
 			return
 		}
 		defer target.Close()
 		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 			runtime.UnlockOSThread()
-			done <- result{err: err}
+			done <- err
 			return
 		}
-		l, err := net.Listen("tcp", addr)
+		err = fn()
 		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
 			runtime.UnlockOSThread()
 		}
-		done <- result{l, err}
+		done <- err
 	}()
-	r := <-done
-	return r.l, r.err
+	return <-done
 }
 
 // file reads a file of the host's private /etc/kubernetes.
