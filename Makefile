@@ -83,6 +83,7 @@ build: ## Build the binary into bin/.
 	go build -o $(BIN) ./cmd/bpa-workflow-controller
 
 VERSION ?= v0.1.0
+KEEP ?= 0
 IMAGE_REGISTRY ?=
 
 .PHONY: image
@@ -95,8 +96,12 @@ image-push: image ## Push bin/images to IMAGE_REGISTRY (host[:port][/path]).
 	go run ./hack/image push -i bin/images --registry $(IMAGE_REGISTRY)
 
 .PHONY: demo
-demo: build ## The controller on a local control plane: samples applied, Workflows compiled, their status mirrored.
-	hack/demo.sh
+demo: build ## The whole flow on a local control plane with Argo and test hosts (as root); KEEP=1 leaves it running.
+	KEEP=$(KEEP) hack/demo.sh
+
+.PHONY: demo-down
+demo-down: ## Stop what `make demo KEEP=1` left running.
+	hack/demo.sh down
 
 ##@ Local control plane
 

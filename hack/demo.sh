@@ -2,27 +2,80 @@
 # make demo: the product on a local default.
 #
 # As root (CI, a fresh Debian machine's root shell): the whole flow for real, narrated — a
-# local kube-apiserver, Argo's own workflow-controller, our controller, and our real steps
-# (run by the test pod runner in place of a container runtime) reaching three test hosts (each
-# its own loopback address, sshd and /etc/kubernetes) over real SSH, with kubespray's playbooks
-# run by a real ansible-playbook (only the playbooks are stood in for). It is the end-to-end
-# suite (test/e2e) run verbosely, and it cleans up every process, mount and file it made.
+# local kube-apiserver, Argo's own workflow-controller and CLI, our controller, and our real
+# steps (run by the test pod runner in place of a container runtime) reaching three test hosts
+# (each its own network namespace, sshd and /etc/kubernetes) over real SSH, with kubespray's
+# playbooks run by a real ansible-playbook (only the playbooks are stood in for). It is the
+# end-to-end suite (test/e2e) run verbosely, and it cleans up every process, mount and file it
+# made.
+#
+# KEEP=1 leaves it all running afterwards (a playground) and prints the kubectl and argo
+# commands to explore it; `make demo-down` (hack/demo.sh down) stops it.
 #
 # Without root (mount namespaces need it): the controller on a local control plane, with an Argo
 # stand-in driving the Workflows' status (hack/demo-standin.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+playground="$PWD/bin/playground"
+
+if [ "${1:-}" = down ]; then
+  if [ ! -f "$playground/pid" ] || ! kill -0 "$(cat "$playground/pid")" 2>/dev/null; then
+    echo "demo-down: no playground is running"
+    exit 0
+  fi
+  touch "$playground/stop"
+  pid="$(cat "$playground/pid")"
+  for _ in $(seq 1 120); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "demo-down: the playground did not stop within 60 s; killing it"
+    kill -- "-$pid" 2>/dev/null || true
+  fi
+  rm -rf "$playground"
+  echo "demo-down: stopped; every process, namespace and mount it made is gone"
+  exit 0
+fi
+
 if [ "$(id -u)" -ne 0 ]; then
   echo "demo: not root, so no mount namespaces: running the controller with an Argo stand-in instead" >&2
   exec hack/demo-standin.sh
 fi
 hack/install-test-deps.sh
 hack/control-plane.sh argo >/dev/null
-echo "=== the end-to-end flow under Argo's workflow-controller (about 2 minutes)"
+narrate() {
+  sed -un -e 's/^ *\(e2e\|argo\)_test.go:[0-9]*: ==> /  /p' -e 's/^ *e2e_test.go:[0-9]*: podrunner: /      /p' -e '/^--- /p' -e '/^\(ok\|FAIL\)/p'
+}
+
+if [ "${KEEP:-0}" = 1 ]; then
+  if [ -f "$playground/pid" ] && kill -0 "$(cat "$playground/pid")" 2>/dev/null; then
+    echo "demo: a playground is already running:"
+    cat "$playground/README"
+    exit 0
+  fi
+  rm -rf "$playground" && mkdir -p "$playground"
+  echo "=== the end-to-end flow, then a playground left running (about 4 minutes; log: $playground/demo.log)"
+  BPA_PLAYGROUND="$playground" KUBEBUILDER_ASSETS="$PWD/bin/k8s" setsid go test -tags e2e -count=1 -v -timeout 0 \
+    -run '^TestEndToEnd$' ./test/e2e/ >"$playground/demo.log" 2>&1 </dev/null &
+  echo $! >"$playground/pid"
+  while [ ! -f "$playground/ready" ]; do
+    if ! kill -0 "$(cat "$playground/pid")" 2>/dev/null; then
+      narrate <"$playground/demo.log"
+      echo "demo: the flow failed before the playground was up; see $playground/demo.log"
+      exit 1
+    fi
+    sleep 1
+  done
+  narrate <"$playground/demo.log"
+  cat "$playground/README"
+  exit 0
+fi
+
+echo "=== the end-to-end flow under Argo's workflow-controller (about 4 minutes)"
 start=$SECONDS
 set +e
-KUBEBUILDER_ASSETS="$PWD/bin/k8s" go test -tags e2e -count=1 -v -timeout 20m -run '^TestEndToEnd$' ./test/e2e/ 2>&1 |
-  sed -un -e 's/^ *e2e_test.go:[0-9]*: ==> /  /p' -e 's/^ *e2e_test.go:[0-9]*: podrunner: /      /p' -e '/^--- /p' -e '/^\(ok\|FAIL\)/p'
+KUBEBUILDER_ASSETS="$PWD/bin/k8s" go test -tags e2e -count=1 -v -timeout 20m -run '^TestEndToEnd$' ./test/e2e/ 2>&1 | narrate
 rc=${PIPESTATUS[0]}
 set -e
 echo "=== demo finished in $((SECONDS - start)) s (exit $rc); every process, mount and scratch file it made is gone"

@@ -232,6 +232,50 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("hosts in status after the removal: %+v", hosts)
 	}
 	s.waitSoftwareReady(sw, 5, 2)
+
+	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
+		s.keep(dir)
+	}
+}
+
+// keep leaves everything running for `make demo KEEP=1`: it writes the admin kubeconfig and the
+// commands to explore into dir, says it is ready, and waits until `make demo-down` creates
+// dir/stop. The test's cleanups then stop every process and remove every namespace and mount.
+func (s *suite) keep(dir string) {
+	s.t.Helper()
+	must(s.t, os.MkdirAll(dir, 0o755))
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	raw, err := os.ReadFile(s.argoKubeconfig)
+	must(s.t, err)
+	must(s.t, os.WriteFile(kubeconfig, raw, 0o600))
+	help := fmt.Sprintf(`The playground is up: a local kube-apiserver, Argo's workflow-controller, the controller,
+and three test hosts with sshd in network namespaces; cluster %[2]s is provisioned.
+
+  export KUBECONFIG=%[1]s
+  bin/k8s/kubectl get provisionings,softwares,clusters -n %[3]s
+  bin/k8s/kubectl get provisioning e2e -n %[3]s -o yaml
+  bin/k8s/kubectl get baremetalhosts -n %[3]s
+  bin/k8s/argo list -n %[3]s -l %[4]s=%[2]s
+  bin/k8s/argo get -n %[3]s @latest
+  bin/k8s/kubectl annotate provisioning e2e -n %[3]s %[5]s=$(date +%%s)   # run it again
+
+Stop it all with: make demo-down
+`, kubeconfig, cluster, namespace, bpav1.WorkflowClusterLabel, bpav1.RerunAnnotation)
+	must(s.t, os.WriteFile(filepath.Join(dir, "README"), []byte(help), 0o644))
+	must(s.t, os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644))
+	say(s.t, "playground ready; waiting for %s/stop", dir)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
+			say(s.t, "playground: stopping")
+			_ = os.Remove(filepath.Join(dir, "ready"))
+			return
+		}
+		select {
+		case <-s.argoDone:
+			s.t.Fatalf("playground: Argo's workflow-controller exited")
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func setUp(t *testing.T) *suite {
