@@ -10,13 +10,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -241,11 +239,11 @@ func TestChartInstallRunsTheController(t *testing.T) {
 	args := slices.Clone(deploy.Spec.Template.Spec.Containers[0].Args)
 	// What the pod has and this test does not: its own network (the test serves on loopback)
 	// and its namespace file (the leader election lease's namespace).
-	args = append(args, "--metrics-bind-address="+freePort(t), "--health-probe-bind-address="+freePort(t),
+	args = append(args, "--metrics-bind-address="+testutil.FreePort(t), "--health-probe-bind-address="+testutil.FreePort(t),
 		"--leader-election-namespace="+namespace)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan int, 1)
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	go func() { done <- cli.ExecuteContext(runCtx, args, io.Discard, &log) }()
 	t.Cleanup(func() {
 		cancel()
@@ -302,31 +300,4 @@ func within(t *testing.T, what string, check func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

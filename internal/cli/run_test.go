@@ -1,16 +1,13 @@
 package cli_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,34 +43,6 @@ func TestRunRefusesBadInputBeforeStarting(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// syncBuffer is a log sink the manager writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRunServesAgainstKUBECONFIG runs the command as an operator does, against a real API
 // server named by KUBECONFIG: it elects itself leader, serves health and metrics on the given
 // addresses, reconciles, and stops cleanly when its context ends.
@@ -101,10 +70,10 @@ func TestRunServesAgainstKUBECONFIG(t *testing.T) {
 	}
 	t.Setenv("KUBECONFIG", path)
 
-	metrics, probes := freePort(t), freePort(t)
+	metrics, probes := testutil.FreePort(t), testutil.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	go func() {
 		done <- cli.ExecuteContext(ctx, []string{"run", "--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + probes,
 			"--leader-election-namespace=default"}, io.Discard, &stderr)
