@@ -29,7 +29,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
@@ -173,19 +172,8 @@ func TestChartInstallRunsTheController(t *testing.T) {
 			t.Errorf("stopping the control plane: %v", err)
 		}
 	})
-	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminConfig, err := admin.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	adminPath := env.AdminKubeconfig(t)
 	dir := t.TempDir()
-	adminPath := filepath.Join(dir, "admin.kubeconfig")
-	if err := os.WriteFile(adminPath, adminConfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
 	if out, err := helm(t, "install", release, chart, "--namespace", namespace, "--create-namespace", "--kubeconfig", adminPath); err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -122,3 +122,22 @@ func Main(m *testing.M, env **Env) {
 	}
 	os.Exit(code)
 }
+
+// AdminKubeconfig writes a kubeconfig of a system:masters user into the test's temporary
+// directory and returns its path, for the tools a test runs (kubectl, helm, the controller).
+func (e *Env) AdminKubeconfig(t testing.TB) string {
+	t.Helper()
+	admin, err := e.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := admin.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "admin.kubeconfig")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
