@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 )
 
@@ -29,18 +27,7 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := admin.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, cfg, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := env.AdminKubeconfig(t)
 	// A dry run cannot create the namespace the other objects then land in.
 	ns := exec.Command(kubectl, "create", "namespace", "bpa-system")
 	ns.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
