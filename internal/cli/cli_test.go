@@ -239,3 +239,32 @@ func TestRetryableExit(t *testing.T) {
 		t.Errorf("a host without a lease: exit %d, stderr %q; want %d naming it", code, stderr, steps.ExitRetryable)
 	}
 }
+
+// TestFailureReachesTheTerminationMessage: a failing command leaves its one-line error in the
+// termination message file the kubelet made (Argo shows it as the step's message); where no
+// such file exists (outside a pod), none is created.
+func TestFailureReachesTheTerminationMessage(t *testing.T) {
+	saved := cli.TerminationMessagePath
+	t.Cleanup(func() { cli.TerminationMessagePath = saved })
+	dir := t.TempDir()
+	cli.TerminationMessagePath = filepath.Join(dir, "termination-log")
+	if code, _, _ := run("step", "render-inventory", "--hosts", filepath.Join(dir, "missing.json")); code == 0 {
+		t.Fatal("render-inventory of a missing hosts file succeeded")
+	}
+	if _, err := os.Stat(cli.TerminationMessagePath); !os.IsNotExist(err) {
+		t.Fatalf("a termination message file was created outside a pod: %v", err)
+	}
+
+	if err := os.WriteFile(cli.TerminationMessagePath, []byte("stale message from an earlier run"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run("step", "render-inventory", "--hosts", filepath.Join(dir, "missing.json"))
+	raw, err := os.ReadFile(cli.TerminationMessagePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimPrefix(strings.TrimSpace(stderr), "bpa-workflow-controller: ")
+	if code == 0 || string(raw) != want || !strings.Contains(want, "missing.json") {
+		t.Errorf("termination message %q, want the error line %q (exit %d)", raw, want, code)
+	}
+}

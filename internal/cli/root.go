@@ -51,12 +51,29 @@ func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "bpa-workflow-controller: %s\n", OneLine(err))
+		writeTerminationMessage(TerminationMessagePath, OneLine(err))
 		if steps.IsRetryable(err) {
 			return steps.ExitRetryable
 		}
 		return 1
 	}
 	return 0
+}
+
+// TerminationMessagePath is where a container's process leaves the message its pod's status
+// shows when it ends (the kubelet's default terminationMessagePath): Argo puts it in the step's
+// node message, which the controller mirrors into the CR's status.
+var TerminationMessagePath = "/dev/termination-log"
+
+// writeTerminationMessage writes the failure into the termination message file, when it exists:
+// in a pod's container the kubelet makes it; elsewhere nothing is created.
+func writeTerminationMessage(path, msg string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(msg)
+	_ = f.Close()
 }
 
 // OneLine folds a (joined) error onto one line.

@@ -232,9 +232,9 @@ func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err er
 	if err != nil {
 		var exit *ssh.ExitError
 		if errors.As(err, &exit) {
-			return out.Bytes(), &ExitError{Command: firstWord(command), Status: exit.ExitStatus(), Stderr: errb.String()}
+			return out.Bytes(), &ExitError{Command: program(command), Status: exit.ExitStatus(), Stderr: errb.String()}
 		}
-		return nil, fmt.Errorf("running %s on %s: %w", firstWord(command), c.addr, err)
+		return nil, fmt.Errorf("running %s on %s: %w", program(command), c.addr, err)
 	}
 	return out.Bytes(), nil
 }
@@ -256,9 +256,21 @@ func Quote(words ...string) (string, error) {
 	return strings.Join(quoted, " "), nil
 }
 
-func firstWord(command string) string {
-	w, _, _ := strings.Cut(strings.TrimSpace(command), " ")
-	return strings.Trim(w, "'")
+// program names the program a command line runs, past the wrappers a step puts before it
+// (`sudo -n`, `env VAR=value`): what an operator needs to read in an error.
+func program(command string) string {
+	words := strings.Fields(command)
+	for _, w := range words {
+		w = strings.Trim(w, "'")
+		if w == "sudo" || w == "env" || strings.HasPrefix(w, "-") || strings.Contains(w, "=") {
+			continue
+		}
+		return w
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return strings.Trim(words[0], "'")
 }
 
 func lastLine(s string) string {

@@ -139,7 +139,9 @@ func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role
 		for _, f := range report.Failed {
 			names = append(names, f.Package)
 		}
-		err := fmt.Errorf("node %q: %d of %d packages not as asked: %s", node, len(report.Failed), len(want), strings.Join(names, ", "))
+		// The first reason says why (the package manager's own error, usually the same for
+		// all): it is what the operator reads in the CR's status.
+		err := fmt.Errorf("node %q: %d of %d packages not as asked: %s (%s)", node, len(report.Failed), len(want), strings.Join(names, ", "), report.Failed[0].Reason)
 		if steps.IsRetryable(installErr) {
 			return report, steps.Retryable(err) // a lock held, a mirror not answering: wait for it
 		}
