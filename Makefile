@@ -24,6 +24,7 @@ fmt: ## gofmt every Go file.
 .PHONY: vet
 vet: ## go vet.
 	go vet ./...
+	go vet -tags e2e ./test/e2e/
 
 # golangci-lint v2, pinned in hack/tools/go.mod (a module of its own, so its dependencies never
 # move the product's), built by the go command on first use and cached with its build cache.
@@ -32,11 +33,11 @@ GOLANGCI_LINT := go tool -modfile=hack/tools/go.mod golangci-lint
 .PHONY: lint
 lint: vet ## gofmt check, go vet and golangci-lint (.golangci.yml: depguard keeps pkg/compile, pkg/steps, pkg/templates pure).
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "not gofmt'd: $$bad"; exit 1; fi
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --build-tags e2e ./...
 
 .PHONY: lint-fix
 lint-fix: ## golangci-lint's fixes.
-	$(GOLANGCI_LINT) run --fix ./...
+	$(GOLANGCI_LINT) run --build-tags e2e --fix ./...
 
 .PHONY: verify
 verify: ## Fail when the committed generated files are stale.
@@ -56,8 +57,9 @@ test: test-deps lint verify ## Every test: unit, golden, fuzz seeds, ansible-inv
 	else echo "e2e: needs root (mount namespaces): not run here; run 'sudo make e2e'"; fi
 
 .PHONY: e2e
-e2e: test-deps ## End to end under Argo's own workflow-controller, real steps, real SSH and ansible-playbook (root).
-	hack/control-plane.sh argo >/dev/null
+e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook (root).
+	hack/control-plane.sh node >/dev/null
+	hack/node-images.sh
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags e2e -count=1 -v -timeout 20m ./test/e2e/
 
 .PHONY: test-update-golden

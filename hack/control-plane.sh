@@ -14,6 +14,8 @@
 #   helm           helm.sh/helm/v3 (no replace directives)
 #   registry       CNCF Distribution, github.com/distribution/distribution/v3
 #   argo           Argo's workflow-controller and CLI (only with the argument `argo`)
+#   node           kubelet, kube-scheduler, kube-controller-manager and Argo's executor
+#                  argoexec (only with `node`)
 set -euo pipefail
 
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
@@ -78,6 +80,7 @@ EOF
   mv "$cache/etcd.tmp" "$cache/etcd"
 }
 
+# build_kube CMD... builds Kubernetes commands (k8s.io/kubernetes/cmd/CMD) into the cache.
 build_kube() {
   local dir="$cache/build-kube"
   rm -rf "$dir" && mkdir -p "$dir"
@@ -104,14 +107,15 @@ build_kube() {
   local minor="${KUBE_VERSION#v1.}"
   minor="${minor%%.*}"
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
-  say "building kube-apiserver and kubectl $KUBE_VERSION (about 4 minutes on 2 cores)"
-  mkdir -p "$cache/kube.tmp"
-  run_build "kube-apiserver and kubectl $KUBE_VERSION" "$dir/build.log" \
+  say "building $* $KUBE_VERSION (about 4 minutes on 2 cores from a cold cache)"
+  rm -rf "$cache/kube.tmp" && mkdir -p "$cache/kube.tmp"
+  run_build "$* $KUBE_VERSION" "$dir/build.log" \
     env -C "$dir" CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off \
     go build -trimpath -ldflags "$ldflags" -o "$cache/kube.tmp/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
-  mv "$cache/kube.tmp/kube-apiserver" "$cache/kube-apiserver"
-  mv "$cache/kube.tmp/kubectl" "$cache/kubectl"
+    $(printf 'k8s.io/kubernetes/cmd/%s ' "$@")
+  for b in "$@"; do
+    mv "$cache/kube.tmp/$b" "$cache/$b"
+  done
   rmdir "$cache/kube.tmp"
 }
 
@@ -129,6 +133,10 @@ build_argo() {
   [ -d "$src" ] || { say "could not download argo-workflows $ARGO_VERSION"; return 1; }
   cp -r "$src" "$dir/argo-workflows"
   chmod -R u+w "$dir/argo-workflows"
+  # Argo's repository has signal_linux.go as a symlink to signal_darwin.go; module zips drop
+  # symlinks, so argoexec does not build for linux from the module alone. Restore it.
+  local osspecific="$dir/argo-workflows/workflow/executor/osspecific"
+  [ -e "$osspecific/signal_linux.go" ] || ln -s signal_darwin.go "$osspecific/signal_linux.go"
   mkdir -p "$dir/argo-workflows/ui/dist/app"
   echo "Built without static files" >"$dir/argo-workflows/ui/dist/app/index.html"
   {
@@ -173,7 +181,7 @@ exec 9>"$cache/.lock"
 flock 9
 
 [ -x "$cache/etcd" ] || build_etcd
-{ [ -x "$cache/kube-apiserver" ] && [ -x "$cache/kubectl" ]; } || build_kube
+{ [ -x "$cache/kube-apiserver" ] && [ -x "$cache/kubectl" ]; } || build_kube kube-apiserver kubectl
 rm -rf "$cache/build-etcd" "$cache/build-kube"
 
 mkdir -p "$link_dir"
@@ -202,11 +210,31 @@ mkdir -p "$registry_cache"
 ln -sfn "$registry_cache/registry" "$link_dir/registry"
 
 # Argo's commands only when asked (`hack/control-plane.sh argo`): the end-to-end suite and the
-# demo run them; the other tests do not need them.
-if [ "${1:-}" = argo ]; then
+# demo run them; the other tests do not need them. `node` adds what the end-to-end suite's real
+# node runs: kubelet, kube-scheduler and kube-controller-manager, and Argo's executor (argoexec)
+# for its image.
+want_argo="" want_node=""
+for arg in "$@"; do
+  case "$arg" in
+  argo) want_argo=1 ;;
+  node) want_argo=1 want_node=1 ;;
+  *) say "unknown argument $arg (want: argo, node)"; exit 2 ;;
+  esac
+done
+if [ -n "$want_node" ]; then
+  { [ -x "$cache/kubelet" ] && [ -x "$cache/kube-scheduler" ] && [ -x "$cache/kube-controller-manager" ]; } ||
+    build_kube kubelet kube-scheduler kube-controller-manager
+  rm -rf "$cache/build-kube"
+  for b in kubelet kube-scheduler kube-controller-manager; do
+    ln -sfn "$cache/$b" "$link_dir/$b"
+  done
+fi
+if [ -n "$want_argo" ]; then
   argo_cache="$cache_base/argo-$ARGO_VERSION"
   mkdir -p "$argo_cache"
-  for b in workflow-controller argo; do
+  argo_bins=(workflow-controller argo)
+  [ -z "$want_node" ] || argo_bins+=(argoexec)
+  for b in "${argo_bins[@]}"; do
     [ -x "$argo_cache/$b" ] || build_argo "$b"
     ln -sfn "$argo_cache/$b" "$link_dir/$b"
   done

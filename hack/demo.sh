@@ -2,18 +2,18 @@
 # make demo: the product on a local default.
 #
 # As root (CI, a fresh Debian machine's root shell): the whole flow for real, narrated — a
-# local kube-apiserver, Argo's own workflow-controller and CLI, our controller, and our real
-# steps (run by the test pod runner in place of a container runtime) reaching three test hosts
-# (each its own network namespace, sshd and /etc/kubernetes) over real SSH, with kubespray's
-# playbooks run by a real ansible-playbook (only the playbooks are stood in for). It is the
-# end-to-end suite (test/e2e) run verbosely, and it cleans up every process, mount and file it
-# made.
+# local kube-apiserver, Argo's own workflow-controller and CLI, our controller, and every
+# Workflow step a pod in real containers (kubelet, containerd, runc) from the images `make image`
+# builds, reaching three test hosts (each its own network namespace, sshd and /etc/kubernetes)
+# over real SSH, with kubespray's playbooks run by a real ansible-playbook (only the playbooks are
+# stood in for). It is the end-to-end suite (test/e2e) run verbosely, and it cleans up every
+# process, container, mount and file it made.
 #
 # KEEP=1 leaves it all running afterwards (a playground) and prints the kubectl and argo
 # commands to explore it; `make demo-down` (hack/demo.sh down) stops it.
 #
-# Without root (mount namespaces need it): the controller on a local control plane, with an Argo
-# stand-in driving the Workflows' status (hack/demo-standin.sh).
+# Without root (network namespaces and containers need it): the controller on a local control
+# plane, with an Argo stand-in driving the Workflows' status (hack/demo-standin.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 playground="$PWD/bin/playground"
@@ -39,13 +39,14 @@ if [ "${1:-}" = down ]; then
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "demo: not root, so no mount namespaces: running the controller with an Argo stand-in instead" >&2
+  echo "demo: not root, so no network namespaces or containers: running the controller with an Argo stand-in instead" >&2
   exec hack/demo-standin.sh
 fi
 hack/install-test-deps.sh
-hack/control-plane.sh argo >/dev/null
+hack/control-plane.sh node >/dev/null
+hack/node-images.sh
 narrate() {
-  sed -un -e 's/^ *\(e2e\|argo\)_test.go:[0-9]*: ==> /  /p' -e 's/^ *e2e_test.go:[0-9]*: podrunner: /      /p' -e '/^--- /p' -e '/^\(ok\|FAIL\)/p'
+  sed -un -e 's/^ *[a-z]*_test.go:[0-9]*: ==> /  /p' -e '/^--- /p' -e '/^\(ok\|FAIL\)/p'
 }
 
 if [ "${KEEP:-0}" = 1 ]; then

@@ -2,7 +2,9 @@
 # Installs what the tests need beyond Go, idempotently: ansible-core (ansible-inventory parses
 # every rendered inventory), openssh-server (the SSH steps are tested against a real sshd; the
 # package's own service is not started), dnsmasq-base and busybox (the end-to-end suite's DHCP
-# server and client), apt-utils (apt-ftparchive builds the test nodes' package repositories). Needs root, or sudo, for apt-get.
+# server and client), apt-utils (apt-ftparchive builds the test nodes' package repositories),
+# containerd, runc, containernetworking-plugins and mmdebstrap (the end-to-end suite's node).
+# Needs root, or sudo, for apt-get.
 set -euo pipefail
 
 need=()
@@ -15,6 +17,15 @@ command -v ip >/dev/null 2>&1 || need+=(iproute2)
 # The SSH steps' tests run the real apt-get on test nodes with a file: repository built by
 # dpkg-deb (dpkg) and apt-ftparchive (apt-utils).
 command -v apt-ftparchive >/dev/null 2>&1 || need+=(apt-utils)
+# The end-to-end suite's node: containerd and runc run the pods (their services are not
+# started: the suite starts its own containerd), the CNI bridge plugin wires them, nsenter
+# (util-linux) starts them in the node's network namespace, and mmdebstrap builds the kubespray
+# stand-in image's Debian root filesystem.
+command -v containerd >/dev/null 2>&1 || need+=(containerd)
+command -v runc >/dev/null 2>&1 || need+=(runc)
+[ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
+command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

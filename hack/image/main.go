@@ -3,6 +3,14 @@
 //
 //	image build -o bin/images --controller bin/linux/bpa-workflow-controller --kubectl bin/k8s/kubectl
 //	image push -i bin/images --registry 127.0.0.1:5000/bpa
+//	image node -o bin/node-images.tar --layout bin/images --pause PAUSE --argoexec ARGOEXEC \
+//	  --kubespray-rootfs ROOTFS.tar --kubespray-playbooks test/e2e/kubespray
+//
+// `node` is test equipment (hack/node-images.sh): it writes every image the end-to-end suite's
+// node runs as one archive for `ctr images import`: the project's two images from the layout,
+// the pod sandbox (Kubernetes' pause), Argo's executor, and a kubespray stand-in (a Debian root
+// filesystem with ansible-core and OpenSSH's client, the stand-in playbooks in /kubespray, as
+// in kubespray's own image).
 //
 // The layout it writes holds two images, named in its index: the controller (manager and
 // steps) and kubectl for the KUD plugin pods.
@@ -21,7 +29,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: image build|push [flags]")
+		fmt.Fprintln(os.Stderr, "usage: image build|push|node [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -30,8 +38,10 @@ func main() {
 		err = build(os.Args[2:])
 	case "push":
 		err = push(os.Args[2:])
+	case "node":
+		err = node(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want build or push", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want build, push or node", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)

@@ -5,19 +5,26 @@ package testenv
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sigs.k8s.io/yaml"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
 )
@@ -37,13 +44,68 @@ func RepoRoot() string {
 
 // Start starts the control plane with every CRD and our admission policy. It fails, saying
 // what to run, when the binaries are not built: the suites that need it never pass by skipping.
-func Start() (*Env, error) { return start(true) }
+func Start() (*Env, error) { return start(true, nil) }
 
 // StartThirdParty starts the control plane with only metal3's and Argo's CRDs: what a site
 // has before it installs this product (the chart's test installs the rest).
-func StartThirdParty() (*Env, error) { return start(false) }
+func StartThirdParty() (*Env, error) { return start(false, nil) }
 
-func start(ours bool) (*Env, error) {
+// StartForPods starts the control plane (as Start) for a suite whose pods run on a real kubelet:
+// the API server's certificate is also valid for the `kubernetes` Service's address
+// (ServiceIP), which in-cluster clients dial, and the ServiceAccount admission plugin, which
+// envtest turns off, mounts each pod's token. CA is the API server's CA (each namespace's
+// kube-root-ca.crt). certDir is removed with the environment's owner (t.TempDir, say).
+func StartForPods(certDir string) (*Env, error) {
+	api, err := podServing(certDir)
+	if err != nil {
+		return nil, err
+	}
+	return start(true, api)
+}
+
+// ServiceIP is the `kubernetes` Service's address: the first of envtest's service range.
+const ServiceIP = "10.0.0.1"
+
+// podServing writes a serving certificate for localhost, 127.0.0.1 and ServiceIP and the
+// service account signing key into certDir, where envtest takes them instead of its own.
+func podServing(certDir string) (*envtest.APIServer, error) {
+	chain, key, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(ServiceIP)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	// The chain is the serving certificate, then the CA that signed it.
+	certs, err := certutil.ParseCertsPEM(chain)
+	if err != nil || len(certs) != 2 {
+		return nil, fmt.Errorf("serving certificate chain: %d certificates, %v", len(certs), err)
+	}
+	ca, err := certutil.EncodeCertificates(certs[1])
+	if err != nil {
+		return nil, err
+	}
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	saPub := pem.EncodeToMemory(&pem.Block{Type: keyutil.PublicKeyBlockType, Bytes: pub})
+	saPriv := pem.EncodeToMemory(&pem.Block{Type: keyutil.RSAPrivateKeyBlockType, Bytes: x509.MarshalPKCS1PrivateKey(saKey)})
+	for name, data := range map[string][]byte{"apiserver.crt": chain, "apiserver.key": key, "sa-signer.crt": saPub, "sa-signer.key": saPriv} {
+		if err := os.WriteFile(filepath.Join(certDir, name), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	api := &envtest.APIServer{CertDir: certDir}
+	api.CA = ca
+	api.Configure().Set("disable-admission-plugins", "")
+	// A test node's name does not resolve: `kubectl logs` reaches its kubelet by address.
+	api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
+	return api, nil
+}
+
+func start(ours bool, api *envtest.APIServer) (*Env, error) {
 	root := RepoRoot()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -66,6 +128,9 @@ func start(ours bool) (*Env, error) {
 		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.New(),
+	}
+	if api != nil {
+		env.ControlPlane.APIServer = api
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -37,8 +37,17 @@ func (s *suite) argo(args ...string) string {
 	if err != nil {
 		s.t.Fatalf("argo %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
 	}
-	say(s.t, "argo %s\n%s", strings.Join(args, " "), strings.TrimRight(string(out), "\n"))
+	say(s.t, "argo %s\n%s", strings.Join(args, " "), head(string(out), 12))
 	return string(out)
+}
+
+// head keeps the first n lines of out for the log: `argo get --output json` runs to hundreds.
+func head(out string, n int) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) <= n {
+		return strings.Join(lines, "\n")
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n... (%d more lines)", len(lines)-n)
 }
 
 // stallSoftware makes the next install-software fail for good, applies mutate to the Software
@@ -46,13 +55,16 @@ func (s *suite) argo(args ...string) string {
 // Workflow.
 func (s *suite) stallSoftware(sw *bpav1.Software, generation int64, mutate func(*bpav1.Software)) *wfv1.Workflow {
 	s.t.Helper()
-	must(s.t, os.WriteFile(s.finalFailure, nil, 0o644))
+	s.hosts[0].failOnce(installFailure) // master-1: the stages change its packages
 	patch(s.t, s.c, sw, mutate)
 	s.eventually(fmt.Sprintf("the Software stalled on the failure at generation %d", generation), func() error {
 		cur := &bpav1.Software{}
 		must(s.t, s.c.Get(ctx(), client.ObjectKeyFromObject(sw), cur))
 		c := condition(cur.Status.Conditions, bpav1.ConditionStalled)
-		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != generation || !strings.Contains(c.Message, "disk full") {
+		// The step's own error, through its termination message: the node, the packages, apt's
+		// failure.
+		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != generation ||
+			!strings.Contains(c.Message, `node "master-1"`) || !strings.Contains(c.Message, "not as asked") || !strings.Contains(c.Message, "apt-get") {
 			return fmt.Errorf("not stalled on it: %+v", cur.Status.Conditions)
 		}
 		say(s.t, "software/%s %s: %s", cur.Name, cur.Status.Phase, cur.Status.Message)

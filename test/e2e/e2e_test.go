@@ -2,11 +2,12 @@
 
 // Package e2e_test runs the whole product for real on this machine: a Provisioning and a
 // Software CR applied to a real kube-apiserver, compiled by the controller, run by Argo's own
-// workflow-controller, with our real steps (run by test/e2e/podrunner in place of a container
-// runtime) reaching test hosts over real SSH, and kubespray's playbooks run by a real
-// ansible-playbook (only the playbooks themselves are stood in for: test/e2e/kubespray).
+// workflow-controller, every step a pod in real containers on a real node (kubelet, containerd,
+// runc; see testNode) from the images `make image` builds, reaching test hosts over real SSH,
+// and kubespray's playbooks run by a real ansible-playbook in a kubespray-like image (only the
+// playbooks themselves are stood in for: test/e2e/kubespray).
 //
-// Run it with `make e2e` (root: mount namespaces).
+// Run it with `make e2e` (root: network namespaces, containers).
 package e2e_test
 
 import (
@@ -20,7 +21,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,16 +41,17 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/test/e2e/podrunner"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
 
 const (
-	namespace      = "bpa-e2e"
-	cluster        = "cluster-e2e"
-	stepImage      = "bpa-workflow-controller:e2e"
-	kubesprayImage = "kubespray:e2e"
+	namespace = "bpa-e2e"
+	cluster   = "cluster-e2e"
+	// The images hack/node-images.sh builds and the node imports.
+	stepImage      = compile.DefaultStepImage
+	kubesprayImage = "kubespray-standin:v2.28.0"
 	kubectlImage   = compile.DefaultKubectlImage
+	executorImage  = "argoexec:v3.7.18"
 	// stageWait bounds each stage: Argo's requeue is 1 s here, and one retry backs off 30 s.
 	stageWait = 3 * time.Minute
 )
@@ -70,9 +71,7 @@ type suite struct {
 	hosts      []*testHost
 	scratch    string
 	kubeconfig string // the admin's
-	failure    string // a file: while it exists, the next install-software fails once (retryable)
-	// finalFailure: while it exists, the next install-software fails for good (exit 1).
-	finalFailure string
+	node       *testNode
 	// argoDone is closed when Argo's workflow-controller exits (it must not, during the run).
 	argoDone chan struct{}
 	// argoCLI is Argo's CLI, argoKubeconfig its kubeconfig (the admin's, in the namespace).
@@ -81,7 +80,7 @@ type suite struct {
 
 func TestEndToEnd(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Fatal("the end-to-end suite needs root (mount namespaces for the pods and the hosts)")
+		t.Fatal("the end-to-end suite needs root (network namespaces, containers)")
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	s := setUp(t)
@@ -115,6 +114,8 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	s.checkPluginApplied()
+	say(t, "the steps run locked down: uid 65532, a read-only root, only the mounts they declare")
+	s.checkStepsLockedDown(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1))
 
 	sw := &bpav1.Software{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-software", Namespace: namespace, Labels: map[string]string{bpav1.ClusterLabel: cluster}},
@@ -145,12 +146,12 @@ func TestEndToEnd(t *testing.T) {
 	s.waitSoftwareReady(sw, 1, 3)
 
 	say(t, "a step fails once: Argo's retry recovers")
-	must(t, os.WriteFile(s.failure, nil, 0o644))
+	s.hosts[1].failOnce(refreshFailure)
 	patch(t, s.c, sw, func(sw *bpav1.Software) {
 		sw.Spec.WorkerSoftware = append(sw.Spec.WorkerSoftware, bpav1.SoftwarePackage{Name: "tmux"})
 	})
 	s.waitSoftwareReady(sw, 2, 3)
-	if _, err := os.Stat(s.failure); err == nil {
+	if s.hosts[1].failurePending(refreshFailure) {
 		t.Errorf("the injected failure never happened")
 	}
 	retried := false
@@ -191,7 +192,7 @@ func TestEndToEnd(t *testing.T) {
 	// The master's packages change: one node runs, one fails. (When one of several nodes fails
 	// for good, the controller starts a second run for the rest by itself: see the README.)
 	failed = s.stallSoftware(sw, 4, func(sw *bpav1.Software) {
-		sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "jq"})
+		sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "nano"})
 	})
 	resubmitted := strings.TrimSpace(s.argo("resubmit", failed.Name, "--output", "name"))
 	if resubmitted == "" || resubmitted == failed.Name {
@@ -208,7 +209,8 @@ func TestEndToEnd(t *testing.T) {
 	say(t, "and once more: the operator retries the failed step in the Argo UI (Argo Server's REST API)")
 	server := s.startArgoServer()
 	failed = s.stallSoftware(sw, 5, func(sw *bpav1.Software) {
-		sw.Spec.MasterSoftware[len(sw.Spec.MasterSoftware)-1].Version = "1.6-2"
+		// The hosts start with jq 1.5: this upgrades it.
+		sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "jq", Version: "1.6-2"})
 	})
 	s.retryFromTheUI(server, failed.Name)
 	s.waitUnstalled(sw)
@@ -288,8 +290,11 @@ func setUp(t *testing.T) *suite {
 			t.Fatalf("Argo's %s is not built: run `make e2e` (hack/control-plane.sh argo)", filepath.Base(b))
 		}
 	}
-	// Scratch space outside /tmp: every pod gets a private /tmp, which would hide it (and the
-	// checkout itself may be under /tmp: what the pods run is copied or resolved out of it).
+	images := filepath.Join(root, "bin", "node-images.tar")
+	if _, err := os.Stat(images); err != nil {
+		t.Fatalf("the node's images are not built: run `make e2e` (hack/node-images.sh)")
+	}
+	// Scratch space outside /tmp, with short paths: containerd's sockets live in it.
 	scratch, err := os.MkdirTemp("/var/tmp", "bpa-e2e-")
 	must(t, err)
 	t.Cleanup(func() {
@@ -298,19 +303,10 @@ func setUp(t *testing.T) *suite {
 		}
 	})
 	s := &suite{t: t, scratch: scratch, argoCLI: argoCLI}
-	s.failure = filepath.Join(s.scratch, "fail-once")
-	s.finalFailure = filepath.Join(s.scratch, "fail-final")
-
-	say(t, "building bpa-workflow-controller")
-	binary := filepath.Join(s.scratch, "bpa-workflow-controller")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/bpa-workflow-controller")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 
 	say(t, "starting kube-apiserver and etcd")
-	env, err := testenv.Start()
+	certDir := t.TempDir()
+	env, err := testenv.StartForPods(certDir)
 	must(t, err)
 	t.Cleanup(func() { _ = env.Stop() })
 	s.env, s.c = env, env.Client
@@ -333,15 +329,8 @@ func setUp(t *testing.T) *suite {
 			"telemetryConfig": "enabled: false\n",
 		},
 	}))
-	templates, err := workflows.PluginTemplates()
-	must(t, err)
-	for _, wt := range templates {
-		wt.Namespace = namespace
-		must(t, s.c.Create(ctx(), wt))
-	}
-
 	// The site: hosts in network namespaces on a bridge, addressed by dnsmasq, each with its
-	// sshd and private /etc/kubernetes.
+	// sshd and private /etc/kubernetes, and the node the pods run on.
 	say(t, "starting the site: a bridge, dnsmasq, and 3 hosts in network namespaces with sshd")
 	s.hosts = []*testHost{
 		{Name: "node-1", MAC: "52:54:00:e2:e0:11"},
@@ -365,9 +354,31 @@ func setUp(t *testing.T) *suite {
 		s.bareMetalHost(h, 8+i*8, 16384)
 	}
 
-	// The "new cluster" is the local API server: kubespray's stand-in copies this admin.conf to
-	// the masters. Each master's address forwards to the API server, whose certificate is for
-	// localhost.
+	say(t, "starting the node: containerd, runc and a kubelet in a network namespace on the site; kube-scheduler")
+	s.node = site.startNode(t, env, certDir, filepath.Join(s.scratch, "node"), images)
+	for _, h := range s.hosts {
+		s.node.routePods(t, h)
+	}
+
+	// The KUD plugin's manifest comes from the site's mirror (no internet here): a file server
+	// on the node's address, which the namespace's plugin templates point at, as a site
+	// without internet access does.
+	mirror := s.node.serve(t, "8080", map[string]string{"/multus.yaml": pluginManifest})
+	templates, err := workflows.PluginTemplates()
+	must(t, err)
+	for _, wt := range templates {
+		wt.Namespace = namespace
+		for i, p := range wt.Spec.Templates[0].Inputs.Parameters {
+			if p.Name == "manifest" {
+				wt.Spec.Templates[0].Inputs.Parameters[i].Value = wfv1.AnyStringPtr(mirror + "/multus.yaml")
+			}
+		}
+		must(t, s.c.Create(ctx(), wt))
+	}
+
+	// The "new cluster" is the local API server: kubeadm's admin.conf on each master (where
+	// kubespray's stand-in finds it) is its admin's. Each master's address forwards to the API
+	// server, whose certificate is for localhost.
 	apiURL, err := url.Parse(env.Config.Host)
 	must(t, err)
 	newCluster, err := clientcmd.Load(adminKubeconfig)
@@ -377,13 +388,12 @@ func setUp(t *testing.T) *suite {
 	}
 	newClusterRaw, err := clientcmd.Write(*newCluster)
 	must(t, err)
-	adminConf := filepath.Join(s.scratch, "admin.conf")
-	must(t, os.WriteFile(adminConf, newClusterRaw, 0o600))
 	for _, h := range s.hosts {
+		h.writeFile(t, "stand-in/admin.conf", newClusterRaw)
 		forwardFrom(t, h, apiURL.Port(), apiURL.Host)
 	}
 
-	say(t, "starting Argo's workflow-controller (namespaced, requeue 1 s)")
+	say(t, "starting Argo's workflow-controller (namespaced, requeue 1 s, executor %s)", executorImage)
 	argoLog, err := os.Create(filepath.Join(s.scratch, "workflow-controller.log"))
 	must(t, err)
 	// Argo finds its config map in its own namespace: the kubeconfig context's.
@@ -396,7 +406,7 @@ func setUp(t *testing.T) *suite {
 	must(t, clientcmd.WriteToFile(*argoConfig, argoKubeconfig))
 	s.argoKubeconfig = argoKubeconfig
 	argo := exec.Command(argoController, "--namespaced", "--managed-namespace", namespace,
-		"--configmap", "workflow-controller-configmap", "--executor-image", "argoexec:e2e", "--loglevel", "info")
+		"--configmap", "workflow-controller-configmap", "--executor-image", executorImage, "--loglevel", "info")
 	argo.Env = append(os.Environ(), "KUBECONFIG="+argoKubeconfig, "LEADER_ELECTION_DISABLE=true", "DEFAULT_REQUEUE_TIME=1s")
 	argo.Stdout, argo.Stderr = argoLog, argoLog
 	argo.SysProcAttr = dieWithTest()
@@ -408,8 +418,7 @@ func setUp(t *testing.T) *suite {
 		<-s.argoDone
 		if t.Failed() {
 			raw, _ := os.ReadFile(argoLog.Name())
-			lines := strings.Split(string(raw), "\n")
-			t.Logf("workflow-controller log (last 40 lines):\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
+			t.Logf("workflow-controller log (last 40 lines):\n%s", tail(string(raw), 40))
 		}
 	})
 
@@ -417,57 +426,16 @@ func setUp(t *testing.T) *suite {
 	plugins, err := workflows.Plugins()
 	must(t, err)
 	opts := compile.DefaultOptions(plugins)
-	opts.StepImage, opts.KubesprayImage = stepImage, kubesprayImage
-	// resolve-leases reads the lease file dnsmasq wrote (the BareMetalHosts carry no IPs).
+	opts.StepImage, opts.KubesprayImage, opts.KubectlImage = stepImage, kubesprayImage, kubectlImage
+	// resolve-leases reads the lease file dnsmasq wrote (the BareMetalHosts carry no IPs),
+	// mounted from the node.
 	opts.LeaseFile, opts.LeaseFormat = site.LeaseFile, leases.FormatDnsmasq
 	mgr, err := manager.New(env.Config, manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0", Compile: opts})
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = mgr.Start(ctx) }()
-
-	kubectl, err := filepath.EvalSymlinks(filepath.Join(root, "bin", "k8s", "kubectl"))
-	must(t, err)
-	playbooks := filepath.Join(s.scratch, "kubespray")
-	must(t, os.CopyFS(playbooks, os.DirFS(filepath.Join(root, "test", "e2e", "kubespray"))))
-	// The pod runner: our step image is the binary just built; kubespray's is ansible-playbook
-	// in the stand-in playbooks' directory; kubectl's is the kubectl built with the control plane.
-	// install-software runs the real apt-get on each host's own package system (see testHost).
-	manifest := filepath.Join(s.scratch, "plugin.yaml")
-	must(t, os.WriteFile(manifest, []byte(pluginManifest), 0o644))
-	runner := &podrunner.Runner{
-		Client: s.c, Namespace: namespace, NodeName: "e2e-node",
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=/tmp", "KUBECONFIG=" + kubeconfig, "BPA_E2E_ADMIN_CONF=" + adminConf},
-		Images: map[string]podrunner.Image{
-			stepImage: {Binary: binary, Rewrite: func(args []string) []string {
-				if len(args) > 2 && args[2] == "install-software" {
-					if _, err := os.Stat(s.failure); err == nil {
-						_ = os.Remove(s.failure)
-						return []string{"/bin/sh", "-c", "echo 'injected failure: node not answering' >&2; exit 75"}
-					}
-					if _, err := os.Stat(s.finalFailure); err == nil {
-						_ = os.Remove(s.finalFailure)
-						return []string{"/bin/sh", "-c", "echo 'injected failure: disk full' >&2; exit 1"}
-					}
-				}
-				return args
-			}},
-			kubesprayImage: {Dir: playbooks},
-			kubectlImage: {Binary: kubectl, Rewrite: func(args []string) []string {
-				for i, a := range args {
-					if strings.HasPrefix(a, "https://") {
-						args[i] = manifest // the plugin's manifest, stood in: no internet here
-					}
-				}
-				return args
-			}},
-		},
-		Log:        testWriter{t},
-		ScratchDir: s.scratch,
-	}
-	go func() { defer wg.Done(); _ = runner.Run(ctx) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	done := make(chan struct{})
+	go func() { defer close(done); _ = mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 	return s
 }
 
@@ -661,13 +629,6 @@ func patch[T client.Object](t *testing.T, c client.Client, obj T, mutate func(T)
 		}
 	}
 	t.Fatalf("updating %s: conflicts", obj.GetName())
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 func ctx() context.Context { return context.Background() }

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -99,7 +100,8 @@ func (s *testSite) startDHCP(t *testing.T, dir string, hosts []*testHost) {
 }
 
 // e2ePackages are what the hosts' repositories carry: what the suite's Software CR installs.
-var e2ePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Name: "jq", Version: "1.6-2"}, {Name: "tmux", Version: "3.3a-3"}}
+// The hosts start with testutil.DpkgStatus: bash, and jq 1.5.
+var e2ePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Name: "jq", Version: "1.6-2"}, {Name: "nano", Version: "7.2-1"}, {Name: "tmux", Version: "3.3a-3"}}
 
 // startHosts creates each host's namespace, asks dnsmasq for its address (busybox udhcpc), and
 // starts its sshd, accepting clientKey for root.
@@ -141,6 +143,10 @@ func (s *testSite) startHosts(t *testing.T, clientKey ssh.PublicKey, hosts []*te
 		must(t, os.WriteFile(filepath.Join(h.Dir, "host_ed25519"), newPEMKey(t), 0o600))
 		must(t, os.WriteFile(filepath.Join(h.Dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600))
 		h.Apt = testutil.NewAptNode(t, testutil.DpkgStatus, e2ePackages...)
+		aptConf, err := os.OpenFile(h.Apt.Env["APT_CONFIG"], os.O_APPEND|os.O_WRONLY, 0)
+		must(t, err)
+		_, err = aptConf.WriteString(h.aptFailureHooks())
+		must(t, errors.Join(err, aptConf.Close()))
 		config := testsshd.Config(net.JoinHostPort(h.IP, "22"), filepath.Join(h.Dir, "host_ed25519"), filepath.Join(h.Dir, "authorized_keys")) +
 			testsshd.SetEnv(h.Apt.Env)
 		must(t, os.WriteFile(filepath.Join(h.Dir, "sshd_config"), []byte(config), 0o600))
@@ -256,4 +262,47 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeFile writes a file into the host's private /etc/kubernetes.
+func (h *testHost) writeFile(t *testing.T, name string, data []byte) {
+	t.Helper()
+	p := filepath.Join(h.Dir, "etc-kubernetes", name)
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(t, os.WriteFile(p, data, 0o600))
+}
+
+// A host's package system can be made to fail once, as a real one does: its mirror not
+// answering (apt-get update fails: the step retries, exit 75), or its disk full (dpkg fails:
+// the step fails for good). apt's own hooks fail while a marker file exists, and remove it.
+type hostFailure string
+
+const (
+	refreshFailure hostFailure = "refresh"
+	installFailure hostFailure = "install"
+)
+
+// aptFailureHooks are apt configuration lines that make the host's apt-get fail once per marker.
+func (h *testHost) aptFailureHooks() string {
+	hook := func(f hostFailure, message string) string {
+		m := h.failureMarker(f)
+		return fmt.Sprintf(`"if [ -e %[1]s ]; then rm -f %[1]s; echo 'injected failure: %[2]s' >&2; exit 1; fi";`, m, message)
+	}
+	return "APT::Update::Pre-Invoke { " + hook(refreshFailure, "the mirror does not answer") + " };\n" +
+		"DPkg::Pre-Invoke { " + hook(installFailure, "disk full") + " };\n"
+}
+
+func (h *testHost) failureMarker(f hostFailure) string {
+	return filepath.Join(h.Dir, "fail-"+string(f))
+}
+
+// failOnce makes the host's next apt-get update or dpkg run fail.
+func (h *testHost) failOnce(f hostFailure) {
+	_ = os.WriteFile(h.failureMarker(f), nil, 0o644)
+}
+
+// failurePending reports whether a failure asked for has not happened yet.
+func (h *testHost) failurePending(f hostFailure) bool {
+	_, err := os.Stat(h.failureMarker(f))
+	return err == nil
 }

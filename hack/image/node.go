@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/ociimage"
+)
+
+// kubesprayConfig is the stand-in image's ansible.cfg: what of kubespray's own matters to a
+// read-only root filesystem (facts cached under /tmp) and to speed (pipelining).
+const kubesprayConfig = `[defaults]
+gathering = smart
+fact_caching = jsonfile
+fact_caching_connection = /tmp
+[ssh_connection]
+pipelining = True
+`
+
+func node(args []string) error {
+	fl := flag.NewFlagSet("node", flag.ExitOnError)
+	out := fl.String("o", "bin/node-images.tar", "archive to write, for `ctr images import`")
+	in := fl.String("layout", "bin/images", "the project's OCI image layout (make image)")
+	pause := fl.String("pause", "", "Kubernetes' pause binary, static (required)")
+	pauseRef := fl.String("pause-ref", "bpa-pause:3.10.1", "the pod sandbox image's name:tag")
+	argoexec := fl.String("argoexec", "", "Argo's argoexec binary, static (required)")
+	argoexecRef := fl.String("argoexec-ref", "argoexec:v3.7.18", "the executor image's name:tag")
+	rootfs := fl.String("kubespray-rootfs", "", "Debian root filesystem tarball with ansible-core and openssh-client (required)")
+	playbooks := fl.String("kubespray-playbooks", "test/e2e/kubespray", "the stand-in playbooks (*.yml)")
+	kubesprayRef := fl.String("kubespray-ref", "kubespray-standin:v2.28.0", "the kubespray stand-in image's name:tag")
+	certs := fl.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle the images trust")
+	_ = fl.Parse(args)
+	if *pause == "" || *argoexec == "" || *rootfs == "" {
+		return errors.New("node: --pause, --argoexec and --kubespray-rootfs are required")
+	}
+	images, err := ociimage.FromLayout(*in)
+	if err != nil {
+		return fmt.Errorf("the project's images (%s): %w (run `make image`)", *in, err)
+	}
+	ca, err := os.ReadFile(*certs)
+	if err != nil {
+		return err
+	}
+	base := ociimage.Base(ca)
+
+	pauseFile, err := readFile(*pause, "/pause")
+	if err != nil {
+		return err
+	}
+	if images[*pauseRef], err = ociimage.Build(ociimage.Spec{Ref: *pauseRef, Files: []ociimage.File{pauseFile}, Entrypoint: []string{"/pause"}}, base); err != nil {
+		return err
+	}
+	// Argo's init container runs `argoexec init`, found on PATH, and copies it into the pod's
+	// /var/run/argo, from where the emissary runs each main container's command.
+	exec, err := ociimage.BinaryFile(*argoexec, "argoexec")
+	if err != nil {
+		return err
+	}
+	if images[*argoexecRef], err = ociimage.Build(ociimage.Spec{Ref: *argoexecRef, Files: []ociimage.File{exec}, Entrypoint: []string{"/usr/local/bin/argoexec"}}, base); err != nil {
+		return err
+	}
+
+	files := []ociimage.File{{Path: "/kubespray", Mode: 0o755, Dir: true}, {Path: "/kubespray/ansible.cfg", Mode: 0o644, Data: []byte(kubesprayConfig)}}
+	books, err := filepath.Glob(filepath.Join(*playbooks, "*.yml"))
+	if err != nil || len(books) == 0 {
+		return fmt.Errorf("no playbooks in %s", *playbooks)
+	}
+	slices.Sort(books)
+	for _, b := range books {
+		f, err := readFile(b, "/kubespray/"+filepath.Base(b))
+		if err != nil {
+			return err
+		}
+		f.Mode = 0o644
+		files = append(files, f)
+	}
+	// As kubespray's own image: root by default (the Workflow runs it as nobody), the
+	// playbooks in the working directory /kubespray, Python writing no bytecode.
+	if images[*kubesprayRef], err = ociimage.BuildRootFS(ociimage.RootFS{
+		Ref: *kubesprayRef, Tarball: *rootfs, Files: files,
+		Config: v1.Config{
+			WorkingDir: "/kubespray",
+			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"},
+			Cmd:        []string{"/bin/bash"},
+		},
+	}); err != nil {
+		return err
+	}
+
+	tmp := *out + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := ociimage.WriteArchive(f, images); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, *out); err != nil {
+		return err
+	}
+	for ref, img := range images {
+		d, err := img.Digest()
+		if err != nil {
+			return err
+		}
+		full, _ := ociimage.ContainerdName(ref)
+		fmt.Printf("%s\t%s\n", full, d)
+	}
+	fmt.Printf("written: %s (for ctr images import)\n", *out)
+	return nil
+}
+
+func readFile(src, dst string) (ociimage.File, error) {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return ociimage.File{}, err
+	}
+	return ociimage.File{Path: dst, Mode: 0o755, Data: data}, nil
+}

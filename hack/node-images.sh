@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds every image the end-to-end suite's real node runs, without Docker, into one archive for
+# `ctr images import` (default bin/node-images.tar):
+#   bpa-workflow-controller, bpa-kubectl   the project's images (hack/image.sh)
+#   bpa-pause                              Kubernetes' pause.c from the k8s.io/kubernetes module,
+#                                          built static with gcc as its Makefile does
+#   argoexec                               Argo's executor, from its module (hack/control-plane.sh node)
+#   kubespray-standin                      a Debian bookworm root filesystem (mmdebstrap) with
+#                                          ansible-core and openssh-client, and the stand-in
+#                                          playbooks of test/e2e/kubespray in /kubespray
+# pause and the root filesystem are cached by version in the user's cache directory; the root
+# filesystem comes from the machine's own apt sources (about 1 minute the first time).
+#   hack/node-images.sh [ARCHIVE]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${1:-$root/bin/node-images.tar}"
+KUBE_VERSION="${KUBE_VERSION:-v1.33.13}"
+PAUSE_VERSION="${PAUSE_VERSION:-3.10.1}"
+SUITE="${KUBESPRAY_STANDIN_SUITE:-bookworm}"
+PACKAGES="ansible-core,openssh-client"
+cache_base="${BPA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpa-workflow-controller}"
+say() { echo "node-images: $*" >&2; }
+cd "$root"
+start=$SECONDS
+
+bin="$(hack/control-plane.sh node)"
+
+pause_cache="$cache_base/pause-$PAUSE_VERSION-kube-$KUBE_VERSION"
+if [ ! -x "$pause_cache/pause" ]; then
+  src="$(GOFLAGS=-mod=mod GOWORK=off go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')"
+  mkdir -p "$pause_cache"
+  say "building pause $PAUSE_VERSION from $src/build/pause/linux/pause.c"
+  gcc -Os -Wall -Werror -static -s -DVERSION="v$PAUSE_VERSION" -o "$pause_cache/pause.tmp" "$src/build/pause/linux/pause.c"
+  mv "$pause_cache/pause.tmp" "$pause_cache/pause"
+fi
+
+# The root filesystem's cache key is everything that decides its content.
+key="$(printf '%s %s minbase nodocs' "$SUITE" "$PACKAGES" | sha256sum | cut -c1-12)"
+rootfs="$cache_base/kubespray-standin-rootfs-$SUITE-$key.tar"
+if [ ! -f "$rootfs" ]; then
+  command -v mmdebstrap >/dev/null || { say "mmdebstrap is missing: run hack/install-test-deps.sh"; exit 1; }
+  sources=/etc/apt/sources.list.d/debian.sources
+  [ -f "$sources" ] || sources=/etc/apt/sources.list
+  say "building the kubespray stand-in's root filesystem: Debian $SUITE with $PACKAGES (about 1 minute)"
+  mmdebstrap --quiet --format=tar --variant=minbase --include="$PACKAGES" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' --aptopt='Acquire::Check-Valid-Until "false"' \
+    "$SUITE" "$rootfs.tmp" "$sources"
+  mv "$rootfs.tmp" "$rootfs"
+fi
+
+hack/image.sh >/dev/null
+mkdir -p "$(dirname "$out")"
+go run ./hack/image node -o "$out" --layout bin/images --pause "$pause_cache/pause" \
+  --argoexec "$bin/argoexec" --kubespray-rootfs "$rootfs" --kubespray-playbooks test/e2e/kubespray >&2
+say "built in $((SECONDS - start)) s"
