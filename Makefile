@@ -25,6 +25,7 @@ fmt: ## gofmt every Go file.
 vet: ## go vet.
 	go vet ./...
 	go vet -tags e2e ./test/e2e/
+	go vet -tags load ./test/load/
 
 # golangci-lint v2, pinned in hack/tools/go.mod (a module of its own, so its dependencies never
 # move the product's), built by the go command on first use and cached with its build cache.
@@ -33,11 +34,11 @@ GOLANGCI_LINT := go tool -modfile=hack/tools/go.mod golangci-lint
 .PHONY: lint
 lint: vet ## gofmt check, go vet and golangci-lint (.golangci.yml: depguard keeps pkg/compile, pkg/steps, pkg/templates pure).
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "not gofmt'd: $$bad"; exit 1; fi
-	$(GOLANGCI_LINT) run --build-tags e2e ./...
+	$(GOLANGCI_LINT) run --build-tags e2e,load ./...
 
 .PHONY: lint-fix
 lint-fix: ## golangci-lint's fixes.
-	$(GOLANGCI_LINT) run --build-tags e2e --fix ./...
+	$(GOLANGCI_LINT) run --build-tags e2e,load --fix ./...
 
 .PHONY: verify
 verify: ## Fail when the committed generated files are stale.
@@ -53,8 +54,21 @@ test-deps: ## Install what the tests need (ansible-core, openssh-server; etcd an
 .PHONY: test
 test: test-deps lint verify ## Every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation, envtest, sshd; then e2e (as root).
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) --no-print-directory test-race
 	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory e2e; \
 	else echo "e2e: needs root (mount namespaces): not run here; run 'sudo make e2e'"; fi
+
+.PHONY: test-race
+test-race: ## The reconcilers with 8 workers each under the race detector (envtest).
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -race -count=1 -run '^TestConcurrent' ./internal/controller/
+
+.PHONY: load
+load: test-deps ## Measure the controller on the local control plane (docs/performance.md): a table, then JSON. LOAD_FLAGS, -- controller flags.
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go run ./test/load $(LOAD_FLAGS)
+
+.PHONY: bench-load
+bench-load: test-deps ## The load harness as a Go benchmark (one run, its figures as metrics; for benchstat).
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags load -run '^$$' -bench '^BenchmarkLoad$$' -timeout 30m ./test/load/
 
 .PHONY: e2e
 e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook (root).

@@ -78,8 +78,12 @@ const HostsFinalizer = "bpa.akraino.org/release-hosts"
 const (
 	// ReasonInvalidSpec: the compiler refused the spec; the message names the field.
 	ReasonInvalidSpec = "InvalidSpec"
-	// ReasonWorkflowCreated: a Workflow was created and has not started yet.
+	// ReasonWorkflowCreated: the reason of the Event that says a Workflow was created (the
+	// conditions then say WorkflowPending, as for any Workflow that has not started yet).
 	ReasonWorkflowCreated = "WorkflowCreated"
+	// ReasonArgoNotInstalled: the API server serves no Argo Workflow kind; the run starts once
+	// Argo Workflows is installed.
+	ReasonArgoNotInstalled = "ArgoNotInstalled"
 	// ReasonWorkflowPending, ReasonWorkflowRunning, ReasonWorkflowSucceeded, ReasonWorkflowFailed
 	// mirror the Workflow's phase (Failed covers Argo's Error).
 	ReasonWorkflowPending   = "WorkflowPending"

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +39,9 @@ func newRunCommand() *cobra.Command {
 			if err := compile.ValidateOptions(opts.Compile); err != nil {
 				return err
 			}
+			if err := validateRunOptions(opts); err != nil {
+				return err
+			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts), zap.WriteTo(cmd.ErrOrStderr())))
 			cfg, err := ctrl.GetConfig()
 			if err != nil {
@@ -56,9 +61,33 @@ func newRunCommand() *cobra.Command {
 	fl.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease (default: the pod's, or default outside a cluster)")
 	fl.Int64Var(&opts.Compile.ProvisioningDeadlineSeconds, "provisioning-deadline-seconds", opts.Compile.ProvisioningDeadlineSeconds, "activeDeadlineSeconds of Provisioning Workflows")
 	fl.Int64Var(&opts.Compile.SoftwareDeadlineSeconds, "software-deadline-seconds", opts.Compile.SoftwareDeadlineSeconds, "activeDeadlineSeconds of Software Workflows")
+	fl.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", DefaultMaxConcurrentReconciles, "CRs of one kind reconciled at once (one CR is never reconciled twice at once)")
+	fl.Float32Var(&opts.KubeAPIQPS, "kube-api-qps", 0, "client-side limit of requests per second to the API server; 0: none, the API server's priority and fairness governs")
+	fl.IntVar(&opts.KubeAPIBurst, "kube-api-burst", 0, "client-side limit of requests in a burst, with --kube-api-qps")
+	fl.DurationVar(&opts.ArgoPollInterval, "argo-poll-interval", manager.DefaultArgoPollInterval, "how often to ask whether Argo Workflows is installed, while it is not")
 	addOptionFlagsTo(fl, &opts.Compile, &leaseFormat)
 	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
 	zapOpts.BindFlags(logFlags)
 	fl.AddGoFlagSet(logFlags)
 	return cmd
+}
+
+// DefaultMaxConcurrentReconciles is measured with `make load` on a 2-core machine
+// (docs/performance.md): past it, the API server, not the controller, is what a burst waits for.
+const DefaultMaxConcurrentReconciles = 8
+
+func validateRunOptions(opts manager.Options) error {
+	switch {
+	case opts.MaxConcurrentReconciles < 1:
+		return fmt.Errorf("--max-concurrent-reconciles: %d: must be at least 1", opts.MaxConcurrentReconciles)
+	case opts.KubeAPIQPS < 0:
+		return fmt.Errorf("--kube-api-qps: %g: must be 0 (no client-side limit) or more", opts.KubeAPIQPS)
+	case opts.KubeAPIBurst < 0:
+		return fmt.Errorf("--kube-api-burst: %d: must be 0 or more", opts.KubeAPIBurst)
+	case opts.KubeAPIQPS > 0 && opts.KubeAPIBurst < 1:
+		return errors.New("--kube-api-burst: must be at least 1 with --kube-api-qps")
+	case opts.ArgoPollInterval < 100*time.Millisecond:
+		return fmt.Errorf("--argo-poll-interval: %s: must be at least 100ms", opts.ArgoPollInterval)
+	}
+	return nil
 }

@@ -31,6 +31,10 @@ func TestRunRefusesBadInputBeforeStarting(t *testing.T) {
 	}{
 		{[]string{"run", "--step-image=not an image"}, `options: step image "not an image" is not an image reference`},
 		{[]string{"run", "--lease-file=/var/lib/dhcp/dhcpd.leases", "--lease-format=csv"}, "--lease-format"},
+		{[]string{"run", "--max-concurrent-reconciles=0"}, "--max-concurrent-reconciles: 0: must be at least 1"},
+		{[]string{"run", "--kube-api-qps=-1"}, "--kube-api-qps: -1: must be 0 (no client-side limit) or more"},
+		{[]string{"run", "--kube-api-qps=50"}, "--kube-api-burst: must be at least 1 with --kube-api-qps"},
+		{[]string{"run", "--argo-poll-interval=1ms"}, "--argo-poll-interval: 1ms: must be at least 100ms"},
 		{[]string{"run"}, "finding the cluster"},
 		{[]string{}, "finding the cluster"},
 	} {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -26,6 +27,8 @@ const (
 type ClusterReconciler struct {
 	client.Client
 	Recorder record.EventRecorder
+	// MaxConcurrentReconciles is how many Clusters are reconciled at once.
+	MaxConcurrentReconciles int
 }
 
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=clusters,verbs=get;list;watch
@@ -61,7 +64,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	setConditions(&c.Status.Conditions, c.Generation, s)
 	written, conflict, err := writeStatus(ctx, r.Client, c, before, !equality.Semantic.DeepEqual(before.Status, c.Status))
 	if written {
-		emitReadyChange(r.Recorder, c, before.Status.Conditions, c.Status.Conditions, s)
+		emitReadyChange(r.Recorder, c, before.Status.Conditions, c.Status.Conditions, s, false)
 	}
 	if conflict {
 		return ctrl.Result{RequeueAfter: requeueSoon}, err
@@ -87,6 +90,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&bpav1.Cluster{}).
 		Watches(&bpav1.Provisioning{}, handler.EnqueueRequestsFromMapFunc(r.clustersNaming(provisioningCRField))).
 		Watches(&bpav1.Software{}, handler.EnqueueRequestsFromMapFunc(r.clustersNaming(softwareCRField))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("cluster").
 		Complete(r)
 }

@@ -9,6 +9,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -63,8 +64,8 @@ func ensureFinalizer(ctx context.Context, c client.Client, obj client.Object, fi
 
 // runOf is the run a CR's generation asks for over scope: its uid, generation, the rerun
 // annotation, and salt.
-func runOf(meta *metav1.ObjectMeta, scope string, salt ...string) string {
-	return compile.RunID(meta, scope, append(salt, meta.Annotations[bpav1.RerunAnnotation])...)
+func runOf(om *metav1.ObjectMeta, scope string, salt ...string) string {
+	return compile.RunID(om, scope, append(salt, om.Annotations[bpav1.RerunAnnotation])...)
 }
 
 // recordOf is the record of a finished Workflow.
@@ -117,9 +118,16 @@ func applyObservation(st *bpav1.WorkflowStatus, generation int64, o mirror.Obser
 }
 
 // emitReadyChange records an Event when the Ready condition changes, with the condition's
-// reason and message: no Event for a reconcile that changed nothing.
-func emitReadyChange(rec record.EventRecorder, obj runtime.Object, before, after []metav1.Condition, s summary) {
-	if _, changed := readyChanged(before, after); !changed {
+// reason and message: no Event for a reconcile that changed nothing; none for progress within
+// Reconciling (a Workflow pending, then running), which the status shows and which would cost
+// the API server as many writes again as the status itself; and none for a reconcile that has
+// already said what it did in an Event of its own (created a Workflow). One Event per reconcile
+// at most.
+func emitReadyChange(rec record.EventRecorder, obj runtime.Object, before, after []metav1.Condition, s summary, evented bool) {
+	if _, changed := readyChanged(before, after); !changed || evented {
+		return
+	}
+	if s.state == reconciling && meta.IsStatusConditionTrue(before, bpav1.ConditionReconciling) {
 		return
 	}
 	kind := corev1.EventTypeNormal
@@ -130,17 +138,30 @@ func emitReadyChange(rec record.EventRecorder, obj runtime.Object, before, after
 }
 
 // specOrLifecycleChanged lets through what needs a reconcile — creation, a new generation,
-// labels (the cluster label), deletion, a rerun request — and not the status patches the controller makes
-// itself.
-func specOrLifecycleChanged() predicate.Predicate {
-	deleting := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+// labels (the cluster label), deletion, a rerun request, finalizer (when not empty) taken away by
+// someone else — and not the writes the controller makes itself: its status patches and adding
+// finalizer, which would each cost a reconcile that finds nothing to do.
+func specOrLifecycleChanged(finalizer string) predicate.Predicate {
+	lifecycle := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero() ||
-			len(e.ObjectOld.GetFinalizers()) != len(e.ObjectNew.GetFinalizers())
+			(finalizer != "" && controllerutil.ContainsFinalizer(e.ObjectOld, finalizer) && !controllerutil.ContainsFinalizer(e.ObjectNew, finalizer))
 	}}
 	rerun := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return e.ObjectOld.GetAnnotations()[bpav1.RerunAnnotation] != e.ObjectNew.GetAnnotations()[bpav1.RerunAnnotation]
 	}}
-	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, deleting, rerun)
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, lifecycle, rerun)
+}
+
+// workflowChanged lets through the Workflow events a CR's status follows: Argo's updates,
+// deletions, and the creation of a Workflow the controller did not create itself (`argo
+// resubmit`, which labels its copy). The controller mirrors the Workflows it creates in the
+// reconcile that creates them, and at start every CR is reconciled anyway, so their creation
+// events would only cost reconciles that find nothing to do.
+func workflowChanged() predicate.TypedPredicate[*wfv1.Workflow] {
+	return predicate.TypedFuncs[*wfv1.Workflow]{CreateFunc: func(e event.TypedCreateEvent[*wfv1.Workflow]) bool {
+		_, resubmitted := e.Object.GetLabels()[bpav1.ResubmittedFromLabel]
+		return resubmitted
+	}}
 }
 
 // patchStatus writes the status computed from before, conditioned on before's resourceVersion.

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
@@ -33,6 +34,11 @@ type ProvisioningReconciler struct {
 	// Options are the compiler's options for this site; the kubespray plan is set per
 	// generation.
 	Options compile.Options
+	// Argo says whether Workflows are served; until they are, CRs wait (ArgoNotInstalled).
+	Argo *ArgoAPI
+	// MaxConcurrentReconciles is how many Provisionings are reconciled at once (one CR is
+	// never reconciled twice at once).
+	MaxConcurrentReconciles int
 }
 
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings,verbs=get;list;watch;patch;update
@@ -52,6 +58,8 @@ type provisioningScope struct {
 	// requeue asks for another reconcile once the status is written: a record that the next
 	// decision must read back from the server.
 	requeue bool
+	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
+	evented bool
 }
 
 // Reconcile brings one Provisioning's status up to date with its Workflow, creating the
@@ -79,12 +87,12 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			res = ctrl.Result{RequeueAfter: requeueSoon}
 		}
 		if written {
-			r.emit(p, before, s.summary)
+			r.emit(p, before, s)
 		}
 	}()
 
 	for _, step := range []func(context.Context, *provisioningScope) (bool, error){
-		r.listWorkflows, r.recordSucceeded, r.ensureWorkflow, r.observeWorkflow,
+		r.requireArgo, r.listWorkflows, r.recordSucceeded, r.ensureWorkflow, r.observeWorkflow,
 	} {
 		done, err := step(ctx, s)
 		if err != nil || done {
@@ -92,6 +100,14 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+func (r *ProvisioningReconciler) requireArgo(_ context.Context, s *provisioningScope) (bool, error) {
+	if !r.Argo.Served() {
+		s.summary = argoMissing
+		return true, nil
+	}
+	return false, nil
 }
 
 func (r *ProvisioningReconciler) listWorkflows(ctx context.Context, s *provisioningScope) (bool, error) {
@@ -198,7 +214,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		return r.stall(s, bpav1.ReasonInvalidSpec, err)
 	}
 	wf.Annotations[bpav1.WorkflowRecordAnnotation] = day2.OutcomeOf(p, plan).Annotation()
-	if err := identity.Ensure(ctx, r.Client, p, p.HostNamespaces()); err != nil {
+	if err := identity.Ensure(ctx, r.Client, r.APIReader, p, p.HostNamespaces()); err != nil {
 		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccount and Role yet; retrying"}
 		return true, err
 	}
@@ -211,12 +227,12 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		workflowsCreated.WithLabelValues(bpav1.WorkflowKindProvisioning).Inc()
 		r.Recorder.Eventf(p, corev1.EventTypeNormal, bpav1.ReasonWorkflowCreated,
 			"Created Workflow %s: kubespray %s", wf.Name, plan)
+		s.evented = true
 	}
-	resetWorkflowStatus(&p.Status.WorkflowStatus, p.Generation)
-	p.Status.WorkflowName = wf.Name
-	p.Status.Phase = bpav1.PhasePending
-	s.summary = summary{reconciling, bpav1.ReasonWorkflowCreated, "Workflow " + wf.Name + " created"}
-	return true, nil
+	// Mirrored now, as the Workflow's own events would have it mirrored: its creation is not
+	// watched, so this status is the one write the new run costs.
+	s.workflows = append(s.workflows, *wf)
+	return false, nil
 }
 
 // stall records a generation nobody can run until the spec changes: no Workflow, no retry.
@@ -243,22 +259,36 @@ func (r *ProvisioningReconciler) observeWorkflow(_ context.Context, s *provision
 	return o.Phase != bpav1.PhaseSucceeded, nil
 }
 
-func (r *ProvisioningReconciler) emit(p *bpav1.Provisioning, before *bpav1.Provisioning, s summary) {
+func (r *ProvisioningReconciler) emit(p *bpav1.Provisioning, before *bpav1.Provisioning, s *provisioningScope) {
 	if p.Status.Phase != before.Status.Phase && p.Status.Phase != "" {
 		phaseTransitions.WithLabelValues(bpav1.WorkflowKindProvisioning, string(p.Status.Phase)).Inc()
 	}
-	emitReadyChange(r.Recorder, p, before.Status.Conditions, p.Status.Conditions, s)
+	emitReadyChange(r.Recorder, p, before.Status.Conditions, p.Status.Conditions, s.summary, s.evented)
 }
 
-// SetupWithManager watches Provisionings and the Workflows they own (argo resubmit copies the
-// owner reference, so resubmitted Workflows are seen too). The step identities it writes are
-// read through the cache (written only when they differ), not watched for changes.
+// SetupWithManager watches Provisionings and, once Argo serves them, the Workflows they own
+// (argo resubmit copies the owner reference, so resubmitted Workflows are seen too). The step
+// identities it writes are read through the cache (written only when they differ), not watched
+// for changes.
 func (r *ProvisioningReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&bpav1.Provisioning{}, builder.WithPredicates(specOrLifecycleChanged())).
-		Owns(&wfv1.Workflow{}).
+	for _, obj := range identity.Cached() {
+		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {
+			return fmt.Errorf("caching %T: %w", obj, err)
+		}
+	}
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&bpav1.Provisioning{}, builder.WithPredicates(specOrLifecycleChanged(bpav1.HostsFinalizer))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("provisioning").
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.Argo.watchWorkflows(mgr, c, &bpav1.Provisioning{}, func(ctx context.Context) ([]client.Object, error) {
+		var list bpav1.ProvisioningList
+		err := r.List(ctx, &list)
+		return objectsOf(list.Items), err
+	})
 }
 
 // applyProvisioningObservation mirrors one Workflow into the status; leaving are the nodes the

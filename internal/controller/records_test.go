@@ -150,10 +150,7 @@ func TestRecreatedCRGetsItsOwnWorkflow(t *testing.T) {
 		if cur.Status.WorkflowName == "" || cur.Status.WorkflowName == old.Name {
 			return fmt.Errorf("status names Workflow %q (the old one is %s)", cur.Status.WorkflowName, old.Name)
 		}
-		if err := expectConditions(cur.Status.Conditions, 1, "False/WorkflowPending", "True/WorkflowPending", "absent"); err != nil {
-			return expectConditions(cur.Status.Conditions, 1, "False/WorkflowCreated", "True/WorkflowCreated", "absent")
-		}
-		return nil
+		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowPending", "True/WorkflowPending", "absent")
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -31,6 +32,10 @@ type SoftwareReconciler struct {
 	Recorder record.EventRecorder
 	// Options are the compiler's options for this site; the node limit is set per run.
 	Options compile.Options
+	// Argo says whether Workflows are served; until they are, Software waits (ArgoNotInstalled).
+	Argo *ArgoAPI
+	// MaxConcurrentReconciles is how many Software are reconciled at once.
+	MaxConcurrentReconciles int
 }
 
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=softwares,verbs=get;list;watch
@@ -42,6 +47,8 @@ type softwareScope struct {
 	workflows []wfv1.Workflow
 	cluster   *bpav1.Provisioning
 	summary   summary
+	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
+	evented bool
 }
 
 // Reconcile follows a running Workflow, else waits for the cluster, else starts the run the
@@ -70,11 +77,11 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		if sw.Status.Phase != before.Status.Phase && sw.Status.Phase != "" {
 			phaseTransitions.WithLabelValues(bpav1.WorkflowKindSoftware, string(sw.Status.Phase)).Inc()
 		}
-		emitReadyChange(r.Recorder, sw, before.Status.Conditions, sw.Status.Conditions, s.summary)
+		emitReadyChange(r.Recorder, sw, before.Status.Conditions, sw.Status.Conditions, s.summary, s.evented)
 	}()
 
 	for _, step := range []func(context.Context, *softwareScope) (bool, error){
-		r.listWorkflows, r.followUnfinished, r.mergeLatest, r.findCluster, r.ensureRun,
+		r.requireArgo, r.listWorkflows, r.followUnfinished, r.mergeLatest, r.findCluster, r.ensureRun,
 	} {
 		done, err := step(ctx, s)
 		if err != nil || done {
@@ -82,6 +89,14 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+func (r *SoftwareReconciler) requireArgo(_ context.Context, s *softwareScope) (bool, error) {
+	if !r.Argo.Served() {
+		s.summary = argoMissing
+		return true, nil
+	}
+	return false, nil
 }
 
 func (r *SoftwareReconciler) listWorkflows(ctx context.Context, s *softwareScope) (bool, error) {
@@ -238,11 +253,13 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	if created {
 		workflowsCreated.WithLabelValues(bpav1.WorkflowKindSoftware).Inc()
 		r.Recorder.Eventf(sw, corev1.EventTypeNormal, bpav1.ReasonWorkflowCreated, "Created Workflow %s for nodes %v", wf.Name, need)
+		s.evented = true
 	}
-	resetWorkflowStatus(&sw.Status.WorkflowStatus, sw.Generation)
-	sw.Status.WorkflowName = wf.Name
-	sw.Status.Phase = bpav1.PhasePending
-	s.summary = summary{reconciling, bpav1.ReasonWorkflowCreated, "Workflow " + wf.Name + " created"}
+	// Mirrored now, as followUnfinished would on the Workflow's own events: its creation is not
+	// watched, so this status is the one write the new run costs.
+	o := mirror.Observe(wf)
+	applySoftwareObservation(sw, o)
+	s.summary = summaryOf(o.Phase, o.Name, o.Message)
 	return true, nil
 }
 
@@ -255,15 +272,23 @@ func clusterGeneration(p *bpav1.Provisioning) string {
 	return "cluster-" + strconv.FormatInt(p.Status.Provisioned.Generation, 10)
 }
 
-// SetupWithManager watches Software, the Workflows they own, and Provisionings (a cluster
-// becoming Ready, or gaining nodes, starts a run).
+// SetupWithManager watches Software, Provisionings (a cluster becoming Ready, or gaining
+// nodes, starts a run) and, once Argo serves them, the Workflows Software own.
 func (r *SoftwareReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&bpav1.Software{}, builder.WithPredicates(specOrLifecycleChanged())).
-		Owns(&wfv1.Workflow{}).
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&bpav1.Software{}, builder.WithPredicates(specOrLifecycleChanged(""))).
 		Watches(&bpav1.Provisioning{}, handler.EnqueueRequestsFromMapFunc(r.softwareOfCluster)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("software").
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.Argo.watchWorkflows(mgr, c, &bpav1.Software{}, func(ctx context.Context) ([]client.Object, error) {
+		var list bpav1.SoftwareList
+		err := r.List(ctx, &list)
+		return objectsOf(list.Items), err
+	})
 }
 
 func (r *SoftwareReconciler) softwareOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,16 +53,27 @@ func TestMain(m *testing.M) {
 // startManager runs the controller until the returned stop is called (or the test ends).
 func startManager(t *testing.T) (stop func()) {
 	t.Helper()
+	return startManagerWith(t, env.Config, nil)
+}
+
+// startManagerWith runs the controller with its options changed by with, talking to the API
+// server through cfg.
+func startManagerWith(t *testing.T, cfg *rest.Config, with func(*manager.Options)) (stop func()) {
+	t.Helper()
 	plugins, err := workflows.Plugins()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := manager.New(env.Config, manager.Options{
+	opts := manager.Options{
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "0",
 		Compile:                compile.DefaultOptions(plugins),
 		SkipNameValidation:     true,
-	})
+	}
+	if with != nil {
+		with(&opts)
+	}
+	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,9 +30,14 @@ func WorkflowCacheSelector() cache.ByObject {
 	return cache.ByObject{Label: labels.NewSelector().Add(*req)}
 }
 
-// CacheOptions are the manager's cache options: Workflows restricted to ours.
+// CacheOptions are the manager's cache options: Workflows restricted to ours, and no object
+// cached with its managed fields, which the controller never reads (on a Workflow Argo has
+// updated, they are a large part of the object).
 func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{&wfv1.Workflow{}: WorkflowCacheSelector()}}
+	return cache.Options{
+		ByObject:         map[client.Object]cache.ByObject{&wfv1.Workflow{}: WorkflowCacheSelector()},
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
 }
 
 // ownedWorkflows lists the Workflows of one CR: its labels, and its UID among the owner
@@ -147,9 +152,10 @@ func createFailed(st *bpav1.WorkflowStatus, generation int64, wf *wfv1.Workflow,
 	return summary{reconciling, bpav1.ReasonCreateFailed, "cannot create Workflow " + wf.Name + "; retrying"}, err
 }
 
-// createWorkflow creates a compiled Workflow. Its name is deterministic per run, so a create
-// that finds it there already (a restart, a stale cache) is not an error and creates nothing;
-// unless the Workflow there is not this object's, which is a *nameTakenError saying whose.
+// createWorkflow creates a compiled Workflow, and leaves in wf the Workflow as the server has
+// it. Its name is deterministic per run, so a create that finds it there already (a restart, a
+// stale cache) is not an error and creates nothing; unless the Workflow there is not this
+// object's, which is a *nameTakenError saying whose.
 func createWorkflow(ctx context.Context, c client.Client, wf *wfv1.Workflow) (bool, error) {
 	err := c.Create(ctx, wf)
 	if err == nil {
@@ -169,5 +175,6 @@ func createWorkflow(ctx context.Context, c client.Client, wf *wfv1.Workflow) (bo
 		}
 		return false, &nameTakenError{name: wf.Name, owner: whose}
 	}
+	*wf = *existing
 	return false, nil
 }

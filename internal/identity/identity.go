@@ -12,7 +12,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,8 +70,8 @@ func ExecutorRules() []rbacv1.PolicyRule {
 // there when it takes hosts from its own namespace; a Role and RoleBinding of the same name in
 // each other namespace of hostNamespaces (labelled, removed by Release); and the namespace's
 // executor identity. It writes only what differs, so a reconcile of a cluster whose identity
-// is in place writes nothing.
-func Ensure(ctx context.Context, c client.Client, p *bpav1.Provisioning, hostNamespaces []string) error {
+// is in place writes nothing. uncached reads what c's cache must not hold (Secrets).
+func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
 	cluster := p.Labels[bpav1.ClusterLabel]
 	name := steps.StepServiceAccount(cluster)
 	owned := func(obj client.Object) error { return controllerutil.SetControllerReference(p, obj, c.Scheme()) }
@@ -77,19 +79,28 @@ func Ensure(ctx context.Context, c client.Client, p *bpav1.Provisioning, hostNam
 	if slices.Contains(hostNamespaces, p.Namespace) {
 		rules = append(rules, HostRules()...)
 	}
-	if err := apply(ctx, c, p.Namespace, name, rules, owned); err != nil {
-		return err
-	}
+	// The cluster's identity, its Roles elsewhere and the namespace's executor identity do not
+	// depend on each other, so they are written at once: a new cluster's first Workflow waits
+	// for two round trips (a Role, then its RoleBinding), not one per object.
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return apply(ctx, c, p.Namespace, name, rules, owned) })
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: p.Namespace}
 	for _, ns := range hostNamespaces {
 		if ns == p.Namespace {
 			continue
 		}
-		if err := writeRole(ctx, c, ns, remoteName(p.Namespace, cluster), HostRules(), subject, labelled(p.Namespace, cluster)); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			return writeRole(ctx, c, ns, remoteName(p.Namespace, cluster), HostRules(), subject, labelled(p.Namespace, cluster))
+		})
 	}
-	return ensureExecutor(ctx, c, p.Namespace)
+	g.Go(func() error { return ensureExecutor(ctx, c, uncached, p.Namespace) })
+	return g.Wait()
+}
+
+// Cached are the kinds Ensure reads through the manager's cache: their informers are started
+// with the manager, not on the first Provisioning, which would otherwise wait for them to sync.
+func Cached() []client.Object {
+	return []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}}
 }
 
 // Release removes what Ensure wrote outside the CR's namespace (what it wrote inside is owned
@@ -142,23 +153,36 @@ func remoteName(namespace, cluster string) string {
 // apply writes a ServiceAccount, a Role with rules and a RoleBinding of one to the other, all
 // named name.
 func apply(ctx context.Context, c client.Client, namespace, name string, rules []rbacv1.PolicyRule, mutate func(client.Object) error) error {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, sa, func() error { return mark(sa, mutate) }); err != nil {
-		return fmt.Errorf("writing ServiceAccount %s/%s: %w", namespace, name, err)
-	}
-	return writeRole(ctx, c, namespace, name, rules, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}, mutate)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		if err := createOrUpdate(ctx, c, sa, func() error { return mark(sa, mutate) }); err != nil {
+			return fmt.Errorf("writing ServiceAccount %s/%s: %w", namespace, name, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		return writeRole(ctx, c, namespace, name, rules, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}, mutate)
+	})
+	return g.Wait()
 }
 
 func writeRole(ctx context.Context, c client.Client, namespace, name string, rules []rbacv1.PolicyRule, subject rbacv1.Subject, mutate func(client.Object) error) error {
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, role, func() error {
+	if err := createOrUpdate(ctx, c, role, func() error {
 		role.Rules = rules
 		return mark(role, mutate)
 	}); err != nil {
 		return fmt.Errorf("writing Role %s/%s: %w", namespace, name, err)
 	}
+	// After the Role: the API server lets the controller bind only a Role it can read and
+	// holds every rule of (RBAC's escalation check).
+	return writeBinding(ctx, c, namespace, name, subject, mutate)
+}
+
+func writeBinding(ctx context.Context, c client.Client, namespace, name string, subject rbacv1.Subject, mutate func(client.Object) error) error {
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, binding, func() error {
+	if err := createOrUpdate(ctx, c, binding, func() error {
 		if binding.RoleRef.Name != "" && binding.RoleRef.Name != name {
 			return fmt.Errorf("RoleBinding %s/%s refers to Role %s, not %s; delete it", namespace, name, binding.RoleRef.Name, name)
 		}
@@ -174,13 +198,29 @@ func writeRole(ctx context.Context, c client.Client, namespace, name string, rul
 // ensureExecutor writes the namespace's executor identity: a ServiceAccount that can only
 // report task results, and the long-lived token Secret Argo mounts into the executor of a pod
 // that mounts no token of its own (Argo finds it by name).
-func ensureExecutor(ctx context.Context, c client.Client, namespace string) error {
+func ensureExecutor(ctx context.Context, c client.Client, uncached client.Reader, namespace string) error {
 	name := steps.ExecutorServiceAccount
+	// The token Secret after its ServiceAccount: Kubernetes' token controller deletes a token
+	// Secret whose ServiceAccount does not exist.
 	if err := apply(ctx, c, namespace, name, ExecutorRules(), nil); err != nil {
 		return err
 	}
-	// Created blind, never read: reading Secrets through the manager's cache would hold every
-	// Secret of the cluster in memory.
+	// One worker at a time per namespace: the others then read the Secret the first created,
+	// instead of each creating it and all but one failing.
+	unlock := lockNamespace(namespace)
+	defer unlock()
+	// Its metadata read uncached: reading Secrets through the manager's cache would hold every
+	// Secret of the cluster in memory. A read, not a create that fails once it exists: every
+	// Workflow the namespace gets passes here.
+	existing := &metav1.PartialObjectMetadata{}
+	existing.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	err := uncached.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name + ".service-account-token"}, existing)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading the executor's token Secret %s/%s: %w", namespace, name+".service-account-token", err)
+	}
 	token := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: namespace, Name: name + ".service-account-token",
@@ -193,6 +233,26 @@ func ensureExecutor(ctx context.Context, c client.Client, namespace string) erro
 		return fmt.Errorf("writing the executor's token Secret %s/%s: %w", namespace, token.Name, err)
 	}
 	return nil
+}
+
+// executorLocks serialize the token Secret's read-then-create per namespace.
+var executorLocks sync.Map
+
+func lockNamespace(namespace string) (unlock func()) {
+	mu, _ := executorLocks.LoadOrStore(namespace, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
+}
+
+// createOrUpdate is controllerutil.CreateOrUpdate, but an object created by someone else
+// between the read and the create (another worker writing the namespace's executor identity)
+// is not an error: they write the same, and any difference is corrected by the next reconcile.
+func createOrUpdate(ctx context.Context, c client.Client, obj client.Object, mutate controllerutil.MutateFn) error {
+	_, err := controllerutil.CreateOrUpdate(ctx, c, obj, mutate)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }
 
 func mark(obj client.Object, mutate func(client.Object) error) error {

@@ -76,10 +76,10 @@ func TestTheControllerCanGrantTheStepIdentity(t *testing.T) {
 	if err := env.Client.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if err := identity.Ensure(ctx, asController, p, p.HostNamespaces()); err != nil {
+	if err := identity.Ensure(ctx, asController, asController, p, p.HostNamespaces()); err != nil {
 		t.Fatalf("the controller's own role cannot write the step identity: %v", err)
 	}
-	if err := identity.Ensure(ctx, asController, p, p.HostNamespaces()); err != nil {
+	if err := identity.Ensure(ctx, asController, asController, p, p.HostNamespaces()); err != nil {
 		t.Fatalf("writing it again: %v", err)
 	}
 

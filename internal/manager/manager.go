@@ -5,11 +5,19 @@ package manager
 
 import (
 	"fmt"
+	"net/http"
 	"os"
+	"time"
 
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -32,7 +40,22 @@ type Options struct {
 	// SkipNameValidation lets one process build several managers (integration tests that
 	// stop and start the controller).
 	SkipNameValidation bool
+	// MaxConcurrentReconciles is how many CRs of one kind are reconciled at once; 0 is
+	// controller-runtime's 1. One CR is never reconciled twice at once.
+	MaxConcurrentReconciles int
+	// KubeAPIQPS and KubeAPIBurst bound the client's requests to the API server; 0 keeps the
+	// config's (controller-runtime's: no client-side limit, the API server's priority and
+	// fairness governs).
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+	// ArgoPollInterval is how often the controller asks whether Argo Workflows is installed,
+	// while it is not; 0 is DefaultArgoPollInterval.
+	ArgoPollInterval time.Duration
 }
+
+// DefaultArgoPollInterval is how often a controller started without Argo Workflows asks
+// whether it is installed yet.
+const DefaultArgoPollInterval = 10 * time.Second
 
 // LeaderElectionID names the lease replicas compete for.
 const LeaderElectionID = "bpa-workflow-controller.bpa.akraino.org"
@@ -43,9 +66,29 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if ns == "" && opts.LeaderElection {
 		ns = inClusterNamespace()
 	}
+	cfg = rest.CopyConfig(cfg)
+	if opts.KubeAPIQPS > 0 {
+		cfg.QPS = opts.KubeAPIQPS
+	}
+	if opts.KubeAPIQPS > 0 && opts.KubeAPIBurst > 0 {
+		cfg.Burst = opts.KubeAPIBurst
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the discovery client: %w", err)
+	}
+	interval := opts.ArgoPollInterval
+	if interval <= 0 {
+		interval = DefaultArgoPollInterval
+	}
+	argo, err := controller.NewArgoAPI(disco, interval)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Cache:                   controller.CacheOptions(),
+		MapperProvider:          mapperKnowingWorkflows,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElection,
@@ -64,11 +107,17 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
 	}
+	if err := mgr.Add(argo); err != nil {
+		return nil, err
+	}
 	if err := (&controller.ProvisioningReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorderFor("bpa-workflow-controller"),
 		Options:   opts.Compile,
+		Argo:      argo,
+
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Provisioning controller: %w", err)
 	}
@@ -76,16 +125,34 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorderFor("bpa-workflow-controller"),
 		Options:  opts.Compile,
+		Argo:     argo,
+
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Software controller: %w", err)
 	}
 	if err := (&controller.ClusterReconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorderFor("bpa-workflow-controller"),
+
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 	}
 	return mgr, nil
+}
+
+// mapperKnowingWorkflows is the API server's REST mapper, which also knows Argo's Workflow kind
+// while the API server does not serve it yet: the cache restricted to our Workflows is set up
+// at start either way, and its informer starts once Argo is installed (controller.ArgoAPI).
+func mapperKnowingWorkflows(cfg *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
+	served, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	known := meta.NewDefaultRESTMapper([]schema.GroupVersion{wfv1.SchemeGroupVersion})
+	known.Add(wfv1.WorkflowSchemaGroupVersionKind, meta.RESTScopeNamespace)
+	return meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{served, known}}, nil
 }
 
 func inClusterNamespace() string {

@@ -52,7 +52,7 @@ func compiled(t *testing.T, p *bpav1.Provisioning) *wfv1.Workflow {
 // (impersonated, with the ServiceAccount's groups): what a step pod's token can do, nothing more.
 func stepIdentity(t *testing.T, p *bpav1.Provisioning) (kubeconfig string, c client.Client) {
 	t.Helper()
-	if err := identity.Ensure(ctx(), env.Client, p, p.HostNamespaces()); err != nil {
+	if err := identity.Ensure(ctx(), env.Client, env.Client, p, p.HostNamespaces()); err != nil {
 		t.Fatal(err)
 	}
 	cfg := rest.CopyConfig(env.Config)

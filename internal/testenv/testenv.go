@@ -44,11 +44,31 @@ func RepoRoot() string {
 
 // Start starts the control plane with every CRD and our admission policy. It fails, saying
 // what to run, when the binaries are not built: the suites that need it never pass by skipping.
-func Start() (*Env, error) { return start(true, nil) }
+func Start() (*Env, error) { return start(true, true, nil) }
+
+// StartAudited starts the control plane as Start, with the API server writing an audit log
+// (policy and log are file paths): what the load harness counts a client's writes with.
+func StartAudited(policy, log string) (*Env, error) {
+	api := &envtest.APIServer{}
+	api.Configure().Set("audit-policy-file", policy).Set("audit-log-path", log).Set("audit-log-maxsize", "0")
+	return start(true, true, api)
+}
+
+// StartWithoutArgo starts the control plane as Start, but without Argo's CRDs: a site where
+// Argo Workflows is not installed yet (InstallArgo installs it).
+func StartWithoutArgo() (*Env, error) { return start(true, false, nil) }
+
+// InstallArgo installs Argo's CRDs and waits until they are served.
+func (e *Env) InstallArgo() error {
+	_, err := envtest.InstallCRDs(e.Config, envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join(RepoRoot(), "config", "thirdparty", "argo")}, ErrorIfPathMissing: true,
+	})
+	return err
+}
 
 // StartThirdParty starts the control plane with only metal3's and Argo's CRDs: what a site
 // has before it installs this product (the chart's test installs the rest).
-func StartThirdParty() (*Env, error) { return start(false, nil) }
+func StartThirdParty() (*Env, error) { return start(false, true, nil) }
 
 // StartForPods starts the control plane (as Start) for a suite whose pods run on a real kubelet:
 // the API server's certificate is also valid for the `kubernetes` Service's address
@@ -60,7 +80,7 @@ func StartForPods(certDir string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return start(true, api)
+	return start(true, true, api)
 }
 
 // ServiceIP is the `kubernetes` Service's address: the first of envtest's service range.
@@ -105,7 +125,7 @@ func podServing(certDir string) (*envtest.APIServer, error) {
 	return api, nil
 }
 
-func start(ours bool, api *envtest.APIServer) (*Env, error) {
+func start(ours, argo bool, api *envtest.APIServer) (*Env, error) {
 	root := RepoRoot()
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -116,9 +136,9 @@ func start(ours bool, api *envtest.APIServer) (*Env, error) {
 			return nil, fmt.Errorf("the local control plane is not built (%s missing in %s): run `make test-deps` or hack/control-plane.sh", b, assets)
 		}
 	}
-	crds := []string{
-		filepath.Join(root, "config", "thirdparty", "metal3"),
-		filepath.Join(root, "config", "thirdparty", "argo"),
+	crds := []string{filepath.Join(root, "config", "thirdparty", "metal3")}
+	if argo {
+		crds = append(crds, filepath.Join(root, "config", "thirdparty", "argo"))
 	}
 	if ours {
 		crds = append([]string{filepath.Join(root, "config", "crd", "bases")}, crds...)

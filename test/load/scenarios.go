@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+)
+
+// parallel runs each(i) for i in [0, n) on clients goroutines, and returns the first error.
+func parallel(ctx context.Context, n, clients int, each func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < n; i += clients {
+				if err := each(ctx, i); err != nil {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// provisioning is the sample Provisioning as CR i of a namespace: its own name and cluster.
+func (h *harness) provisioning(ns string, i int) *bpav1.Provisioning {
+	p := h.sample.DeepCopy()
+	p.Namespace = ns
+	p.Name = fmt.Sprintf("p-%04d", i)
+	p.Labels = map[string]string{bpav1.ClusterLabel: fmt.Sprintf("c-%04d", i)}
+	return p
+}
+
+func (h *harness) namespace(ctx context.Context, name string) error {
+	return h.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+}
+
+// burst creates n CRs through create, from clients at once, and returns how long until the
+// n-th Workflow of the namespace was seen through a watch.
+func (h *harness) burst(ctx context.Context, ns string, n, clients int, create func(context.Context, *bpav1.Provisioning) error) (time.Duration, error) {
+	w, err := h.c.Watch(ctx, &wfv1.WorkflowList{}, client.InNamespace(ns))
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	start := time.Now()
+	errs := make(chan error, 1)
+	go func() {
+		errs <- parallel(ctx, n, clients, func(ctx context.Context, i int) error { return create(ctx, h.provisioning(ns, i)) })
+	}()
+	seen := 0
+	timeout := time.After(10 * time.Minute)
+	for seen < n {
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return 0, errors.New("the Workflow watch ended")
+			}
+			if e.Type == watch.Added {
+				seen++
+			}
+		case err := <-errs:
+			if err != nil {
+				return 0, err
+			}
+			errs = nil
+		case <-timeout:
+			return 0, fmt.Errorf("%d of %d Workflows in 10 minutes", seen, n)
+		}
+	}
+	return time.Since(start), nil
+}
+
+// direct makes the writes any controller must make for a new CR, as a client: the CR, the
+// finalizer, the Workflow, one status write; withIdentity adds the cluster's step identity.
+func (h *harness) direct(withIdentity bool) func(context.Context, *bpav1.Provisioning) error {
+	return func(ctx context.Context, p *bpav1.Provisioning) error {
+		if err := h.c.Create(ctx, p); err != nil {
+			return err
+		}
+		before := p.DeepCopy()
+		controllerutil.AddFinalizer(p, bpav1.HostsFinalizer)
+		if err := h.c.Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		plan, err := day2.KubesprayPlan(p)
+		if err != nil {
+			return err
+		}
+		opts := h.compile
+		opts.Kubespray = plan
+		opts.Run = compile.RunID(&p.ObjectMeta, compile.WorkflowScopeAll, "")
+		wf, err := compile.Provisioning(p, opts)
+		if err != nil {
+			return err
+		}
+		if withIdentity {
+			if err := identity.Ensure(ctx, h.c, h.c, p, p.HostNamespaces()); err != nil {
+				return err
+			}
+		}
+		if err := h.c.Create(ctx, wf); err != nil {
+			return err
+		}
+		before = p.DeepCopy()
+		p.Status.ObservedGeneration = p.Generation
+		p.Status.WorkflowName = wf.Name
+		p.Status.Phase = bpav1.PhasePending
+		for _, c := range []metav1.Condition{
+			{Type: bpav1.ConditionReady, Status: metav1.ConditionFalse},
+			{Type: bpav1.ConditionReconciling, Status: metav1.ConditionTrue},
+		} {
+			c.Reason, c.Message, c.ObservedGeneration = bpav1.ReasonWorkflowPending, "Workflow "+wf.Name+" is pending", p.Generation
+			meta.SetStatusCondition(&p.Status.Conditions, c)
+		}
+		return h.c.Status().Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	}
+}
+
+// clean removes a namespace's CRs and Workflows (the test API server has no garbage collector
+// and no namespace controller).
+func (h *harness) clean(ctx context.Context, ns string) error {
+	if err := h.c.DeleteAllOf(ctx, &wfv1.Workflow{}, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	var list bpav1.ProvisioningList
+	if err := h.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	return parallel(ctx, len(list.Items), 16, func(ctx context.Context, i int) error {
+		p := &list.Items[i]
+		before := p.DeepCopy()
+		p.Finalizers = nil
+		if err := h.c.Patch(ctx, p, client.MergeFrom(before)); err != nil {
+			return err
+		}
+		return client.IgnoreNotFound(h.c.Delete(ctx, p))
+	})
+}
+
+// create is a plain create, as `kubectl apply` of a new CR.
+func (h *harness) create(ctx context.Context, p *bpav1.Provisioning) error { return h.c.Create(ctx, p) }
+
+// applyLatency creates n CRs one after the other, each once the previous one's Workflow is
+// seen, and returns the time from each create to its Workflow.
+func (h *harness) applyLatency(ctx context.Context, ns string, n int) ([]time.Duration, error) {
+	w, err := h.c.Watch(ctx, &wfv1.WorkflowList{}, client.InNamespace(ns))
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	var out []time.Duration
+	for i := range n {
+		start := time.Now()
+		if err := h.c.Create(ctx, h.provisioning(ns, i)); err != nil {
+			return nil, err
+		}
+		select {
+		case e := <-w.ResultChan():
+			if e.Type != watch.Added {
+				return nil, fmt.Errorf("watch event %s, not a new Workflow", e.Type)
+			}
+			out = append(out, time.Since(start))
+		case <-time.After(30 * time.Second):
+			return nil, fmt.Errorf("no Workflow 30s after CR %d", i)
+		}
+	}
+	return out, nil
+}
+
+// phaseChanges moves up to n Workflows of a namespace to Running at once, as Argo would, and
+// returns for each the time from its change (the Workflow's watch event: the API server has
+// committed it) to its CR's status saying Running (the CR's watch event).
+func (h *harness) phaseChanges(ctx context.Context, ns string, n int) ([]time.Duration, error) {
+	var list bpav1.ProvisioningList
+	if err := h.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	list.Items = list.Items[:min(n, len(list.Items))]
+	crOf := map[string]string{}
+	for _, p := range list.Items {
+		crOf[p.Status.WorkflowName] = p.Name
+	}
+	// Watched from now on: no initial events for the objects already there (hundreds of large
+	// Workflows, which would arrive before, and delay, the changes measured).
+	from := &client.ListOptions{Namespace: ns, Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}}
+	crs, err := h.c.Watch(ctx, &bpav1.ProvisioningList{}, from)
+	if err != nil {
+		return nil, err
+	}
+	defer crs.Stop()
+	// Workflows watched by their metadata: Argo labels a Workflow with its phase as it writes its
+	// status, and a metadata watch times the change without decoding hundreds of large objects.
+	wfList := &metav1.PartialObjectMetadataList{}
+	wfList.SetGroupVersionKind(wfv1.SchemeGroupVersion.WithKind("WorkflowList"))
+	wfs, err := h.c.Watch(ctx, wfList, from)
+	if err != nil {
+		return nil, err
+	}
+	defer wfs.Stop()
+	errs := make(chan error, 1)
+	go func() {
+		errs <- parallel(ctx, len(list.Items), len(list.Items), func(ctx context.Context, i int) error {
+			return h.setWorkflow(ctx, ns, list.Items[i].Status.WorkflowName, func(st *wfv1.WorkflowStatus) {
+				st.Phase = wfv1.WorkflowRunning
+				st.StartedAt = metav1.Now()
+			})
+		})
+	}()
+	// Each watch is drained by its own goroutine, so that an event is timed when it arrives,
+	// not when the other watch's backlog lets it be read.
+	var mu sync.Mutex
+	changed, mirrored := map[string]time.Time{}, map[string]time.Time{}
+	stamp := func(w watch.Interface, at map[string]time.Time, of func(runtime.Object) string) {
+		for e := range w.ResultChan() {
+			if name := of(e.Object); name != "" {
+				mu.Lock()
+				if at[name].IsZero() {
+					at[name] = time.Now()
+				}
+				mu.Unlock()
+			}
+		}
+	}
+	go stamp(wfs, changed, func(obj runtime.Object) string {
+		if wf, ok := obj.(*metav1.PartialObjectMetadata); ok && wf.Labels[phaseLabel] == string(wfv1.WorkflowRunning) {
+			return crOf[wf.Name]
+		}
+		return ""
+	})
+	go stamp(crs, mirrored, func(obj runtime.Object) string {
+		if p, ok := obj.(*bpav1.Provisioning); ok && p.Status.Phase == bpav1.PhaseRunning {
+			return p.Name
+		}
+		return ""
+	})
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		mu.Lock()
+		c, m := len(changed), len(mirrored)
+		mu.Unlock()
+		if c == len(list.Items) && m == len(list.Items) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%d of %d Workflows changed, %d CRs mirrored them, in 2 minutes", c, len(list.Items), m)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]time.Duration, 0, len(mirrored))
+	for cr, at := range mirrored {
+		out = append(out, max(0, at.Sub(changed[cr])))
+	}
+	return out, nil
+}
+
+// phaseLabel is the label Argo's workflow-controller keeps a Workflow's phase in.
+const phaseLabel = "workflows.argoproj.io/phase"
+
+// setWorkflow writes a Workflow's status as Argo's workflow-controller does (the whole object,
+// with its phase label).
+func (h *harness) setWorkflow(ctx context.Context, ns, name string, mutate func(*wfv1.WorkflowStatus)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		wf := &wfv1.Workflow{}
+		if err := h.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, wf); err != nil {
+			return err
+		}
+		mutate(&wf.Status)
+		wf.Labels[phaseLabel] = string(wf.Status.Phase)
+		return h.c.Update(ctx, wf)
+	})
+}
+
+// succeedAll drives every Workflow of the namespaces to Succeeded, with the node outputs the
+// controller records (the hosts the run placed).
+func (h *harness) succeedAll(ctx context.Context, namespaces ...string) error {
+	var all []wfv1.Workflow
+	for _, ns := range namespaces {
+		var list wfv1.WorkflowList
+		if err := h.c.List(ctx, &list, client.InNamespace(ns), client.HasLabels{bpav1.WorkflowKindLabel}); err != nil {
+			return err
+		}
+		all = append(all, list.Items...)
+	}
+	return parallel(ctx, len(all), 16, func(ctx context.Context, i int) error {
+		wf := &all[i]
+		hosts, err := json.Marshal([]placement.Placement{{Label: "master", Role: "master", BareMetalHost: wf.Namespace + "/bmh-" + wf.Name, MAC: "00:c5:16:05:61:b2", IP: "192.168.20.10"}})
+		if err != nil {
+			return err
+		}
+		return h.setWorkflow(ctx, wf.Namespace, wf.Name, func(st *wfv1.WorkflowStatus) {
+			now := time.Now()
+			st.Phase = wfv1.WorkflowSucceeded
+			st.StartedAt = metav1.NewTime(now.Add(-time.Minute))
+			st.FinishedAt = metav1.NewTime(now)
+			st.Progress = "2/2"
+			st.Nodes = wfv1.Nodes{}
+			for j, tmpl := range []string{"discover-hosts", "resolve-leases"} {
+				id := fmt.Sprintf("%s-%d", wf.Name, j)
+				st.Nodes[id] = wfv1.NodeStatus{
+					ID: id, Name: wf.Name + "." + tmpl + "(0)", DisplayName: tmpl + "(0)", Type: wfv1.NodeTypePod,
+					TemplateName: tmpl, Phase: wfv1.NodeSucceeded,
+					StartedAt: metav1.NewTime(now.Add(-time.Duration(3-j) * time.Second)), FinishedAt: metav1.NewTime(now.Add(-time.Duration(2-j) * time.Second)),
+					Outputs: &wfv1.Outputs{Parameters: []wfv1.Parameter{{Name: steps.HostsParam, Value: wfv1.AnyStringPtr(string(hosts))}}},
+				}
+			}
+		})
+	})
+}
+
+// converged waits until every CR of the namespace has exactly one Workflow and its status
+// says phase (and Ready, for Succeeded); it returns the CRs that do not, and duplicates.
+func (h *harness) converged(ctx context.Context, ns string, phase bpav1.WorkflowPhase, within time.Duration) (left, duplicates int, err error) {
+	deadline := time.Now().Add(within)
+	for {
+		left, duplicates, err = h.check(ctx, ns, phase)
+		if err != nil || (left == 0 && duplicates == 0) || time.Now().After(deadline) {
+			return left, duplicates, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (h *harness) check(ctx context.Context, ns string, phase bpav1.WorkflowPhase) (left, duplicates int, err error) {
+	var crs bpav1.ProvisioningList
+	if err := h.c.List(ctx, &crs, client.InNamespace(ns)); err != nil {
+		return 0, 0, err
+	}
+	var wfs wfv1.WorkflowList
+	if err := h.c.List(ctx, &wfs, client.InNamespace(ns)); err != nil {
+		return 0, 0, err
+	}
+	owned := map[string]int{}
+	for _, wf := range wfs.Items {
+		if ref := metav1.GetControllerOf(&wf); ref != nil {
+			owned[string(ref.UID)]++
+		}
+	}
+	for _, p := range crs.Items {
+		n := owned[string(p.UID)]
+		if n > 1 {
+			duplicates += n - 1
+		}
+		ready := phase != bpav1.PhaseSucceeded || meta.IsStatusConditionTrue(p.Status.Conditions, bpav1.ConditionReady)
+		if n != 1 || p.Status.Phase != phase || p.Status.WorkflowName == "" || !ready {
+			left++
+		}
+	}
+	return left, duplicates, nil
+}
+
+// unrelated creates n Workflows that are not the controller's (no bpa labels), as other users
+// of the site's Argo have.
+func (h *harness) unrelated(ctx context.Context, ns string, n int) error {
+	return parallel(ctx, n, 16, func(ctx context.Context, i int) error {
+		wf := &wfv1.Workflow{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("other-%05d", i), Labels: map[string]string{"team": "data"}},
+			Spec: wfv1.WorkflowSpec{Entrypoint: "main", Templates: []wfv1.Template{{
+				Name:      "main",
+				Container: &corev1.Container{Image: "busybox:1.36", Command: []string{"sh", "-c", "echo hello from an unrelated Workflow"}},
+			}}},
+		}
+		return h.c.Create(ctx, wf)
+	})
+}
+
+// percentile of durations (p in [0, 100]), nearest rank.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
