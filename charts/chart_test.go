@@ -250,7 +250,7 @@ func TestChartInstallRunsTheController(t *testing.T) {
 	if err := c.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	within(t, "the Provisioning becomes a Workflow, its status says so", func() error {
+	testutil.Within(t, "the Provisioning becomes a Workflow, its status says so", func() error {
 		var list wfv1.WorkflowList
 		if err := c.List(ctx, &list, client.InNamespace("default")); err != nil {
 			return err
@@ -272,20 +272,5 @@ func TestChartInstallRunsTheController(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "forbidden") {
 		t.Errorf("the controller was refused something with the chart's RBAC:\n%s", log.String())
-	}
-}
-
-func within(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30 s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

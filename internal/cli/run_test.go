@@ -96,13 +96,13 @@ func TestRunServesAgainstKUBECONFIG(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	within(t, "readyz answers 200", func() error {
+	testutil.Within(t, "readyz answers 200", func() error {
 		if code, body := get("http://" + probes + "/readyz"); code != http.StatusOK {
 			return fmt.Errorf("%d %s", code, body)
 		}
 		return nil
 	})
-	within(t, "the leader lease taken", func() error {
+	testutil.Within(t, "the leader lease taken", func() error {
 		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: manager.LeaderElectionID}, &coordinationv1.Lease{})
 	})
 
@@ -115,7 +115,7 @@ func TestRunServesAgainstKUBECONFIG(t *testing.T) {
 	if err := env.Client.Create(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	within(t, "a Workflow created", func() error {
+	testutil.Within(t, "a Workflow created", func() error {
 		var list wfv1.WorkflowList
 		if err := env.Client.List(context.Background(), &list, client.InNamespace(ns.Name)); err != nil {
 			return err
@@ -125,7 +125,7 @@ func TestRunServesAgainstKUBECONFIG(t *testing.T) {
 		}
 		return nil
 	})
-	within(t, "our metrics served", func() error {
+	testutil.Within(t, "our metrics served", func() error {
 		code, body := get("http://" + metrics + "/metrics")
 		for _, m := range []string{`bpa_workflows_created_total{kind="provisioning"} 1`, "bpa_reconcile_duration_seconds_bucket"} {
 			if code != http.StatusOK || !strings.Contains(body, m) {
@@ -136,20 +136,5 @@ func TestRunServesAgainstKUBECONFIG(t *testing.T) {
 	})
 	if code := stop(); code != 0 {
 		t.Errorf("run exited %d on a clean stop; log:\n%s", code, stderr.String())
-	}
-}
-
-func within(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

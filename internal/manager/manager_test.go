@@ -67,7 +67,7 @@ func TestStartsBeforeArgoIsInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	cur := &bpav1.Provisioning{}
-	eventually(t, "the Provisioning Stalled for want of Argo", func() error {
+	testutil.Within(t, "the Provisioning Stalled for want of Argo", func() error {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func TestStartsBeforeArgoIsInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wf wfv1.Workflow
-	eventually(t, "the Workflow created and mirrored once Argo is installed", func() error {
+	testutil.Within(t, "the Workflow created and mirrored once Argo is installed", func() error {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func TestStartsBeforeArgoIsInstalled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the Workflow's phase mirrored", func() error {
+	testutil.Within(t, "the Workflow's phase mirrored", func() error {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
 			return err
 		}
@@ -116,19 +116,4 @@ func TestStartsBeforeArgoIsInstalled(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -3,7 +3,6 @@
 package testsshd
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -14,12 +13,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
 // Binary is OpenSSH's server, from Debian's openssh-server (hack/install-test-deps.sh).
@@ -210,28 +210,13 @@ func WaitListening(addr string, timeout time.Duration) error {
 
 // descendants lists the processes below pid, from /proc.
 func descendants(pid int) []int {
-	entries, err := os.ReadDir("/proc")
+	parents, err := testutil.ParentPIDs()
 	if err != nil {
 		return nil
 	}
 	children := map[int][]int{}
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after its closing paren.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(fields[1]); err == nil {
-			children[ppid] = append(children[ppid], child)
-		}
+	for child, ppid := range parents {
+		children[ppid] = append(children[ppid], child)
 	}
 	var out []int
 	queue := []int{pid}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
 // controlPlaneProcess is etcd or kube-apiserver as envtest started it: what a crash and a
@@ -26,30 +27,21 @@ type controlPlaneProcess struct {
 // children finds this process's children running one of the named binaries.
 func children(names ...string) (map[string]controlPlaneProcess, error) {
 	out := map[string]controlPlaneProcess{}
-	entries, err := os.ReadDir("/proc")
+	parents, err := testutil.ParentPIDs()
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for pid, ppid := range parents {
+		if ppid != os.Getpid() {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		proc := filepath.Join("/proc", strconv.Itoa(pid))
+		raw, err := os.ReadFile(filepath.Join(proc, "cmdline"))
 		if err != nil {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-		dir, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		dir, _ := os.Readlink(filepath.Join(proc, "cwd"))
 		for _, name := range names {
 			if filepath.Base(args[0]) == name {
 				out[name] = controlPlaneProcess{pid: pid, args: args, dir: dir}
