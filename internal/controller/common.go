@@ -10,7 +10,6 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -41,15 +40,6 @@ func resetWorkflowStatus(st *bpav1.WorkflowStatus, generation int64) {
 // requeueSoon is how soon a reconcile runs again after a write conflict (the cache catching
 // up with the controller's own write) or a record the next decision must read back.
 const requeueSoon = 100 * time.Millisecond
-
-// requeueOnConflict turns a conflict into a prompt requeue without an error (it is the cache
-// catching up, not a failure worth a log line and a backoff); other errors go back as they are.
-func requeueOnConflict(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: requeueSoon}, nil
-	}
-	return ctrl.Result{}, err
-}
 
 // ensureFinalizer adds a finalizer with a patch conditioned on the copy's resourceVersion, so
 // a stale copy never writes, and the reconcile goes on with the object as the server now has it.

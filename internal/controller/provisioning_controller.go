@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -50,7 +52,9 @@ type ProvisioningReconciler struct {
 
 // provisioningScope carries what one reconcile reads and decides.
 type provisioningScope struct {
-	p         *bpav1.Provisioning
+	p *bpav1.Provisioning
+	// before is p as read, the base of the status patch.
+	before    *bpav1.Provisioning
 	workflows []wfv1.Workflow
 	// run is the run this generation asks for: its uid, generation and rerun request.
 	run     string
@@ -60,6 +64,9 @@ type provisioningScope struct {
 	requeue bool
 	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
 	evented bool
+	// conflict: p was stale (the cache catching up); nothing is written, and the reconcile runs
+	// again.
+	conflict bool
 }
 
 // Reconcile brings one Provisioning's status up to date with its Workflow, creating the
@@ -73,13 +80,14 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, p)
 	}
-	if err := ensureFinalizer(ctx, r.Client, p, bpav1.HostsFinalizer); err != nil {
-		return requeueOnConflict(err)
-	}
 
 	before := p.DeepCopy()
-	s := &provisioningScope{p: p, run: runOf(&p.ObjectMeta, compile.WorkflowScopeAll)}
+	s := &provisioningScope{p: p, before: before, run: runOf(&p.ObjectMeta, compile.WorkflowScopeAll)}
 	defer func() {
+		if s.conflict {
+			res, retErr = ctrl.Result{RequeueAfter: requeueSoon}, nil
+			return
+		}
 		setConditions(&p.Status.Conditions, p.Generation, s.summary)
 		written, conflict, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
 		retErr = errors.Join(retErr, err)
@@ -214,8 +222,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		return r.stall(s, bpav1.ReasonInvalidSpec, err)
 	}
 	wf.Annotations[bpav1.WorkflowRecordAnnotation] = day2.OutcomeOf(p, plan).Annotation()
-	if err := identity.Ensure(ctx, r.Client, r.APIReader, p, p.HostNamespaces()); err != nil {
-		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccount and Role yet; retrying"}
+	if done, err := r.prepareRun(ctx, s); done || err != nil {
 		return true, err
 	}
 	created, err := createWorkflow(ctx, r.Client, wf)
@@ -232,6 +239,41 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	// Mirrored now, as the Workflow's own events would have it mirrored: its creation is not
 	// watched, so this status is the one write the new run costs.
 	s.workflows = append(s.workflows, *wf)
+	return false, nil
+}
+
+// prepareRun adds the finalizer and writes the cluster's step identity, at once: both must be
+// in place before the first Workflow (its steps claim hosts, which the finalizer releases, as
+// the identity), and neither needs the other. A CR that never runs a Workflow claims nothing
+// and gets no finalizer.
+func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioningScope) (bool, error) {
+	p := s.p
+	owner := p.DeepCopy() // read by the identity while the finalizer's patch writes p
+	var finalizerErr, identityErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		finalizerErr = ensureFinalizer(ctx, r.Client, p, bpav1.HostsFinalizer)
+	}()
+	go func() {
+		defer wg.Done()
+		identityErr = identity.Ensure(ctx, r.Client, r.APIReader, owner, owner.HostNamespaces())
+	}()
+	wg.Wait()
+	switch {
+	case apierrors.IsConflict(finalizerErr):
+		s.conflict = true
+		return true, nil
+	case finalizerErr != nil:
+		s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot add finalizer " + bpav1.HostsFinalizer + " yet; retrying"}
+		return true, finalizerErr
+	case identityErr != nil:
+		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccount and Role yet; retrying"}
+		return true, identityErr
+	}
+	// The status patch is conditioned on the resourceVersion the finalizer's patch returned.
+	s.before.ResourceVersion, s.before.Finalizers = p.ResourceVersion, p.Finalizers
 	return false, nil
 }
 
