@@ -81,12 +81,15 @@ test-update-golden: ## Rewrite the golden files under testdata/.
 	go test ./pkg/compile/ ./pkg/templates/ ./internal/cli/ ./charts/ -update
 
 .PHONY: fuzz
-fuzz: ## Fuzz the lease and package-query parsers for FUZZTIME each.
+fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, artifact names, image lists, file paths) for FUZZTIME each.
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseISC$$' -fuzztime $(FUZZTIME)
 	go test ./internal/manifest -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseDnsmasq$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/steps/installsoftware -run '^$$' -fuzz '^FuzzParseDpkgQuery$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/steps/installsoftware -run '^$$' -fuzz '^FuzzParseRPMQuery$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/artifacts -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime $(FUZZTIME)
+	go test ./internal/siteregistry -run '^$$' -fuzz '^FuzzParseImageList$$' -fuzztime $(FUZZTIME)
+	go test ./internal/fileserver -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench
 bench: ## Run the benchmarks.
@@ -103,7 +106,7 @@ KEEP ?= 0
 IMAGE_REGISTRY ?=
 
 .PHONY: image
-image: ## Build the OCI images (controller, kubectl) without Docker into the layout bin/images.
+image: ## Build the OCI images (controller, kubectl, registry) without Docker into the layout bin/images.
 	VERSION=$(VERSION) hack/image.sh bin/images
 
 .PHONY: image-push

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every image the end-to-end suite's real node runs, without Docker, into one archive for
 # `ctr images import` (default bin/node-images.tar):
-#   bpa-workflow-controller, bpa-kubectl   the project's images (hack/image.sh)
+#   bpa-workflow-controller, bpa-kubectl,  the project's images (hack/image.sh)
+#   bpa-registry
 #   bpa-pause                              Kubernetes' pause.c from the k8s.io/kubernetes module,
 #                                          built static with gcc as its Makefile does
 #   argoexec                               Argo's executor, from its module (hack/control-plane.sh node)

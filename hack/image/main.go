@@ -1,7 +1,7 @@
 // Command image builds the project's OCI images without a Docker daemon (`make image`) and
 // pushes them (`make image-push IMAGE_REGISTRY=host[:port][/path]`):
 //
-//	image build -o bin/images --controller bin/linux/bpa-workflow-controller --kubectl bin/k8s/kubectl
+//	image build -o bin/images --controller bin/linux/bpa-workflow-controller --kubectl bin/k8s/kubectl --registry bin/k8s/registry
 //	image push -i bin/images --registry 127.0.0.1:5000/bpa
 //	image node -o bin/node-images.tar --layout bin/images --pause PAUSE --argoexec ARGOEXEC \
 //	  --kubespray-rootfs ROOTFS.tar --kubespray-playbooks test/e2e/kubespray
@@ -12,8 +12,9 @@
 // filesystem with ansible-core and OpenSSH's client, the stand-in playbooks in /kubespray, as
 // in kubespray's own image).
 //
-// The layout it writes holds two images, named in its index: the controller (manager and
-// steps) and kubectl for the KUD plugin pods.
+// The layout it writes holds three images, named in its index: the controller (manager,
+// steps and file server), kubectl for the KUD plugin pods, and CNCF Distribution's registry,
+// the site registry the chart deploys.
 package main
 
 import (
@@ -56,15 +57,17 @@ func build(args []string) error {
 	kubectl := fl.String("kubectl", "", "the kubectl binary (required)")
 	controllerRef := fl.String("controller-ref", "bpa-workflow-controller:v0.1.0", "the controller image's name:tag")
 	kubectlRef := fl.String("kubectl-ref", "bpa-kubectl:v1.33.13", "the kubectl image's name:tag")
+	registry := fl.String("registry", "", "CNCF Distribution's registry binary, built for linux (required)")
+	registryRef := fl.String("registry-ref", "bpa-registry:v3.0.0", "the registry image's name:tag")
 	certs := fl.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle the images trust (Debian's ca-certificates)")
 	revision := fl.String("revision", "", "source revision, recorded as org.opencontainers.image.revision")
 	_ = fl.Parse(args)
-	if *controller == "" || *kubectl == "" {
-		return errors.New("build: --controller and --kubectl are required")
+	if *controller == "" || *kubectl == "" || *registry == "" {
+		return errors.New("build: --controller, --kubectl and --registry are required")
 	}
 	specs, err := ociimage.ProjectSpecs(ociimage.Inputs{
-		ControllerBinary: *controller, KubectlBinary: *kubectl,
-		ControllerRef: *controllerRef, KubectlRef: *kubectlRef, Revision: *revision,
+		ControllerBinary: *controller, KubectlBinary: *kubectl, RegistryBinary: *registry,
+		ControllerRef: *controllerRef, KubectlRef: *kubectlRef, RegistryRef: *registryRef, Revision: *revision,
 	})
 	if err != nil {
 		return err

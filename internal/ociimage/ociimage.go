@@ -251,19 +251,24 @@ func Push(dir, registry string, opts ...remote.Option) ([]Pushed, error) {
 
 // Inputs are what the project's images are built from.
 type Inputs struct {
-	ControllerBinary, KubectlBinary string
-	ControllerRef, KubectlRef       string
-	Revision                        string
+	ControllerBinary, KubectlBinary, RegistryBinary string
+	ControllerRef, KubectlRef, RegistryRef          string
+	Revision                                        string
 }
 
-// ProjectSpecs are the project's two images: the controller (manager and steps, one binary)
-// and kubectl, which the KUD plugin WorkflowTemplates run.
+// ProjectSpecs are the project's three images: the controller (manager and steps, one binary),
+// kubectl, which the KUD plugin WorkflowTemplates run, and CNCF Distribution's registry, the
+// site registry the chart deploys (built from its module like the test registry).
 func ProjectSpecs(in Inputs) ([]Spec, error) {
 	controller, err := BinaryFile(in.ControllerBinary, "bpa-workflow-controller")
 	if err != nil {
 		return nil, err
 	}
 	kubectl, err := BinaryFile(in.KubectlBinary, "kubectl")
+	if err != nil {
+		return nil, err
+	}
+	registry, err := BinaryFile(in.RegistryBinary, "registry")
 	if err != nil {
 		return nil, err
 	}
@@ -280,5 +285,6 @@ func ProjectSpecs(in Inputs) ([]Spec, error) {
 	return []Spec{
 		{Ref: in.ControllerRef, Files: []File{controller}, Entrypoint: []string{"/usr/local/bin/bpa-workflow-controller"}, Labels: labels("bpa-workflow-controller")},
 		{Ref: in.KubectlRef, Files: []File{kubectl}, Entrypoint: []string{"/usr/local/bin/kubectl"}, Labels: labels("kubectl")},
+		{Ref: in.RegistryRef, Files: []File{registry}, Entrypoint: []string{"/usr/local/bin/registry"}, Labels: labels("registry")},
 	}, nil
 }

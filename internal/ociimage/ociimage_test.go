@@ -92,8 +92,8 @@ func digests(t *testing.T, dir string) map[string]v1.Hash {
 func TestTwoBuildsGiveOneDigest(t *testing.T) {
 	l := builtTwice(t)
 	first, second := digests(t, l[0]), digests(t, l[1])
-	if len(first) != 2 {
-		t.Fatalf("the layout names %d images, want the controller and kubectl: %v", len(first), first)
+	if len(first) != 3 {
+		t.Fatalf("the layout names %d images, want the controller, kubectl and the registry: %v", len(first), first)
 	}
 	for ref, d := range first {
 		if second[ref] != d {

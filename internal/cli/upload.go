@@ -1,0 +1,276 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
+)
+
+// Environment variables that carry the site registry's settings, so scripts need not repeat
+// them and the password never appears in a process list.
+const (
+	envRegistry = "BPA_REGISTRY"
+	envUsername = "BPA_REGISTRY_USERNAME"
+	envPassword = "BPA_REGISTRY_PASSWORD" //nolint:gosec // G101: the variable's name, not a credential
+)
+
+// registryFlags reach the site registry; upload and serve-files share them.
+type registryFlags struct {
+	registry, username, caFile string
+	passwordStdin, plainHTTP   bool
+}
+
+func (f *registryFlags) addTo(fl *pflag.FlagSet) {
+	fl.StringVar(&f.registry, "registry", os.Getenv(envRegistry), "the site registry, host[:port][/prefix] ($"+envRegistry+")")
+	fl.StringVar(&f.username, "username", os.Getenv(envUsername), "registry account ($"+envUsername+"; the password from $"+envPassword+" or --password-stdin)")
+	fl.BoolVar(&f.passwordStdin, "password-stdin", false, "read the registry password from standard input")
+	fl.StringVar(&f.caFile, "ca-file", "", "PEM CA bundle the registry's certificate chains to (default: the system's)")
+	fl.BoolVar(&f.plainHTTP, "plain-http", false, "talk HTTP, not HTTPS (a registry on loopback, for development)")
+}
+
+type uploadFlags struct {
+	registryFlags
+	maxSize, chunkSize string
+	stateDir, output   string
+	replace            bool
+	// images
+	from                            string
+	sourcePlainHTTP, sourceNoConfig bool
+}
+
+func newUploadCommand() *cobra.Command {
+	f := &uploadFlags{}
+	cmd := &cobra.Command{
+		Use:   "upload binary|os-image|images ...",
+		Short: "Upload binaries, OS images and container images to the site's OCI registry",
+		Long: `Upload binaries, OS images and container images to the site's OCI registry.
+
+A binary or an OS image becomes an OCI artifact, <prefix>/binaries/NAME:VERSION or
+<prefix>/os-images/NAME:VERSION, holding the file under its own name. It goes up in chunks; an
+upload that is interrupted resumes where the registry stopped when the same command runs again.
+A version names one file: uploading another file under it is refused unless --replace.
+
+The registry and its account come from flags or from BPA_REGISTRY, BPA_REGISTRY_USERNAME and
+BPA_REGISTRY_PASSWORD (or --password-stdin); a password is never a flag.`,
+		Args: cobra.NoArgs,
+	}
+	pf := cmd.PersistentFlags()
+	f.addTo(pf)
+	pf.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+
+	file := func(kind artifacts.Kind, what string) *cobra.Command {
+		c := &cobra.Command{
+			Use:   string(kind) + " NAME:VERSION FILE",
+			Short: "Upload " + what + " as an OCI artifact",
+			Args:  cobra.ExactArgs(2),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return runUploadFile(cmd, f, kind, args[0], args[1])
+			},
+		}
+		c.Flags().StringVar(&f.maxSize, "max-size", "32Gi", "refuse a file larger than this (a Kubernetes quantity)")
+		c.Flags().StringVar(&f.chunkSize, "chunk-size", "16Mi", "size of one chunk of the upload")
+		c.Flags().StringVar(&f.stateDir, "state-dir", defaultStateDir(), "where interrupted uploads are remembered, to resume them")
+		c.Flags().BoolVar(&f.replace, "replace", false, "let VERSION move to another file")
+		return c
+	}
+	images := &cobra.Command{
+		Use:   "images --from LIST",
+		Short: "Copy the container images a list names into the site registry",
+		Long: `Copy the container images a list names into the site registry.
+
+One image per line: SOURCE [TARGET]. SOURCE is an image reference (host/path:tag, or
+host/path@sha256:... with a TARGET) or oci:DIR:TAG for an OCI image layout on disk. TARGET,
+path:tag under the site prefix, defaults to the source's path and tag. Blanks and '#' comments
+are skipped. Every platform of a multi-platform image is copied; blobs the registry already
+holds are not sent again, so running a list again finishes what an interruption left.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runUploadImages(cmd, f) },
+	}
+	images.Flags().StringVar(&f.from, "from", "", "the images list; - for standard input (required)")
+	images.Flags().BoolVar(&f.sourcePlainHTTP, "source-plain-http", false, "read source registries over HTTP (for development)")
+	images.Flags().BoolVar(&f.sourceNoConfig, "source-anonymous", false, "read sources anonymously, not with the docker config's credentials")
+	_ = images.MarkFlagRequired("from")
+	cmd.AddCommand(file(artifacts.Binary, "a binary package"), file(artifacts.OSImage, "a Linux OS image"), images)
+	return cmd
+}
+
+func defaultStateDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "bpa-workflow-controller", "uploads")
+}
+
+// client builds the registry client from the flags and the environment.
+func (f *registryFlags) client(stdin io.Reader) (*siteregistry.Client, error) {
+	if f.registry == "" {
+		return nil, errors.New("--registry: name the site registry (or set " + envRegistry + ")")
+	}
+	password := os.Getenv(envPassword)
+	if f.passwordStdin {
+		line, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("--password-stdin: %w", err)
+		}
+		password = strings.TrimRight(line, "\r\n")
+	}
+	if f.username != "" && password == "" {
+		return nil, errors.New("--username " + f.username + ": no password (set " + envPassword + " or use --password-stdin)")
+	}
+	return siteregistry.New(siteregistry.Config{
+		Registry: f.registry, Username: f.username, Password: password,
+		CAFile: f.caFile, PlainHTTP: f.plainHTTP,
+	})
+}
+
+func (f *uploadFlags) siteClient(stdin io.Reader) (*siteregistry.Client, error) {
+	if f.output != "text" && f.output != "json" {
+		return nil, fmt.Errorf("--output %q: want text or json", f.output)
+	}
+	return f.client(stdin)
+}
+
+func quantity(flag, s string) (int64, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() <= 0 {
+		return 0, fmt.Errorf("--%s %q: want a positive size such as 512Mi or 8Gi", flag, s)
+	}
+	return q.Value(), nil
+}
+
+// uploadResult is what -o json prints for each upload.
+type uploadResult struct {
+	Reference      string `json:"reference"`
+	ManifestDigest string `json:"manifestDigest"`
+	FileDigest     string `json:"fileDigest,omitempty"`
+	Size           int64  `json:"size,omitempty"`
+	ResumedAt      int64  `json:"resumedAt,omitempty"`
+	Sent           *int64 `json:"sent,omitempty"`
+	Source         string `json:"source,omitempty"`
+}
+
+func runUploadFile(cmd *cobra.Command, f *uploadFlags, kind artifacts.Kind, refArg, path string) error {
+	ref, err := artifacts.ParseRef(kind, refArg)
+	if err != nil {
+		return err
+	}
+	maxSize, err := quantity("max-size", f.maxSize)
+	if err != nil {
+		return err
+	}
+	chunk, err := quantity("chunk-size", f.chunkSize)
+	if err != nil {
+		return err
+	}
+	client, err := f.siteClient(cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	progress := progressPrinter(cmd.ErrOrStderr())
+	pushed, err := client.PushFile(cmd.Context(), ref, path, siteregistry.PushOptions{
+		ChunkSize: chunk, MaxSize: maxSize, StateDir: f.stateDir, Replace: f.replace, Progress: progress,
+	})
+	if err != nil {
+		if pushed.Sent > 0 && f.stateDir != "" {
+			return fmt.Errorf("%w (run the same command again to resume)", err)
+		}
+		return err
+	}
+	res := uploadResult{
+		Reference: pushed.Reference, ManifestDigest: pushed.Manifest.Digest.String(),
+		FileDigest: pushed.File.Digest.String(), Size: pushed.File.Size, ResumedAt: pushed.ResumedAt, Sent: &pushed.Sent,
+	}
+	return printUploads(cmd.OutOrStdout(), f.output, []uploadResult{res})
+}
+
+func runUploadImages(cmd *cobra.Command, f *uploadFlags) error {
+	var in io.Reader
+	if f.from == "-" {
+		if f.passwordStdin {
+			return errors.New("--from - and --password-stdin both read standard input: give one of them a file")
+		}
+		in = cmd.InOrStdin()
+	} else {
+		file, err := os.Open(f.from)
+		if err != nil {
+			return fmt.Errorf("--from: %w", err)
+		}
+		defer func() { _ = file.Close() }()
+		in = file
+	}
+	list, err := siteregistry.ParseImageList(in)
+	if err != nil {
+		return err
+	}
+	client, err := f.siteClient(cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	var results []uploadResult
+	for i, img := range list {
+		fmt.Fprintf(cmd.ErrOrStderr(), "copying %d/%d %s\n", i+1, len(list), img.Source) //nolint:gosec // G705: a terminal, not a web page
+		copied, err := client.CopyImage(cmd.Context(), img, siteregistry.SourceOptions{PlainHTTP: f.sourcePlainHTTP, DockerConfig: !f.sourceNoConfig})
+		if err != nil {
+			// What was copied stays copied: say so, since stdout has nothing on failure.
+			return fmt.Errorf("%w (%d of %d images copied before it; run the list again to finish)", err, i, len(list))
+		}
+		results = append(results, uploadResult{Reference: copied.Reference, ManifestDigest: copied.Manifest.Digest.String(), Source: copied.Source})
+	}
+	return printUploads(cmd.OutOrStdout(), f.output, results)
+}
+
+func printUploads(w io.Writer, format string, results []uploadResult) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if len(results) == 1 {
+			return enc.Encode(results[0])
+		}
+		return enc.Encode(results)
+	}
+	for _, r := range results {
+		line := r.Reference + " " + r.ManifestDigest
+		if r.FileDigest != "" {
+			line += fmt.Sprintf(" file %s %s", r.FileDigest, siteregistry.HumanBytes(r.Size))
+		}
+		if r.ResumedAt > 0 {
+			line += " resumed at " + siteregistry.HumanBytes(r.ResumedAt)
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// progressPrinter reports an upload on stderr every 10%, and where a resumed one picked up.
+func progressPrinter(w io.Writer) func(siteregistry.Progress) {
+	last := -1
+	return func(p siteregistry.Progress) {
+		pct := 100
+		if p.Total > 0 {
+			pct = int(p.Done * 100 / p.Total)
+		}
+		if last < 0 && p.ResumedAt > 0 {
+			fmt.Fprintf(w, "resuming %s at %s of %s\n", p.File, siteregistry.HumanBytes(p.ResumedAt), siteregistry.HumanBytes(p.Total))
+		}
+		if last >= 0 && pct/10 == last/10 && pct != 100 {
+			return
+		}
+		last = pct
+		fmt.Fprintf(w, "uploading %s: %s of %s (%d%%)\n", p.File, siteregistry.HumanBytes(p.Done), siteregistry.HumanBytes(p.Total), pct)
+	}
+}

@@ -1,0 +1,114 @@
+package siteregistry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
+)
+
+// maxManifestSize bounds what is read of a manifest: an artifact's is well under 1 KiB, and
+// the distribution spec's own bound for manifests is 4 MiB.
+const maxManifestSize = 4 << 20
+
+// Artifact is one uploaded file, as the registry holds it.
+type Artifact struct {
+	Ref      artifacts.Ref
+	Manifest ocispec.Descriptor
+	// File is the layer: the file's digest, size and name (its title annotation).
+	File ocispec.Descriptor
+}
+
+// FileName is the file's name, checked by ResolveFile.
+func (a Artifact) FileName() string { return a.File.Annotations[artifacts.TitleAnnotation] }
+
+// ResolveFile reads ref's manifest and checks that it is an artifact of ref's kind holding one
+// file with a safe name. It wraps errdef.ErrNotFound when the version does not exist.
+func ResolveFile(ctx context.Context, repo *remote.Repository, ref artifacts.Ref) (Artifact, error) {
+	desc, rc, err := repo.FetchReference(ctx, ref.Version)
+	if err != nil {
+		return Artifact{}, fmt.Errorf("%s: %w", ref, err)
+	}
+	defer func() { _ = rc.Close() }()
+	if desc.MediaType != ocispec.MediaTypeImageManifest {
+		return Artifact{}, fmt.Errorf("%s: a %s, not an artifact manifest", ref, desc.MediaType)
+	}
+	if desc.Size > maxManifestSize {
+		return Artifact{}, fmt.Errorf("%s: manifest of %d bytes, over the %d this reads", ref, desc.Size, maxManifestSize)
+	}
+	raw, err := content.ReadAll(rc, desc)
+	if err != nil {
+		return Artifact{}, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return Artifact{}, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	// oras push writes the type as artifactType (image-spec v1.1) or, for older registries, as
+	// the config's media type.
+	kind, ok := artifacts.KindOfArtifactType(m.ArtifactType)
+	if !ok {
+		kind, ok = artifacts.KindOfArtifactType(m.Config.MediaType)
+	}
+	if !ok || kind != ref.Kind {
+		return Artifact{}, fmt.Errorf("%s: artifact type %q, want %q", ref, m.ArtifactType+m.Config.MediaType, ref.Kind.ArtifactType())
+	}
+	if len(m.Layers) != 1 {
+		return Artifact{}, fmt.Errorf("%s: %d layers, want the one file", ref, len(m.Layers))
+	}
+	layer := m.Layers[0]
+	if err := artifacts.ValidateFileName(layer.Annotations[artifacts.TitleAnnotation]); err != nil {
+		return Artifact{}, fmt.Errorf("%s: %w", ref, err)
+	}
+	return Artifact{Ref: ref, Manifest: desc, File: layer}, nil
+}
+
+// Resolve finds ref in the site registry.
+func (c *Client) Resolve(ctx context.Context, ref artifacts.Ref) (Artifact, error) {
+	if err := ref.Validate(); err != nil {
+		return Artifact{}, err
+	}
+	repo, err := c.Repository(ref.Repository())
+	if err != nil {
+		return Artifact{}, err
+	}
+	return ResolveFile(ctx, repo, ref)
+}
+
+// OpenFile streams a's file. Reading it to the end checks its size and digest: a short,
+// long or corrupt blob ends in an error instead of EOF, so nothing reads a wrong file as whole.
+func (c *Client) OpenFile(ctx context.Context, a Artifact) (io.ReadCloser, error) {
+	repo, err := c.Repository(a.Ref.Repository())
+	if err != nil {
+		return nil, err
+	}
+	rc, err := repo.Blobs().Fetch(ctx, a.File)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.Ref, err)
+	}
+	return &verifiedFile{rc: rc, vr: content.NewVerifyReader(rc, a.File), name: a.Ref.String()}, nil
+}
+
+type verifiedFile struct {
+	rc   io.ReadCloser
+	vr   *content.VerifyReader
+	name string
+}
+
+func (f *verifiedFile) Read(p []byte) (int, error) {
+	n, err := f.vr.Read(p)
+	if err == io.EOF {
+		if verr := f.vr.Verify(); verr != nil {
+			return n, fmt.Errorf("%s: %w", f.name, verr)
+		}
+	}
+	return n, err
+}
+
+func (f *verifiedFile) Close() error { return f.rc.Close() }

@@ -1,0 +1,137 @@
+// Package artifacts names the site's binaries and OS images in its OCI registry: which
+// repository and tag an upload goes to, which artifact type and media types it carries, and
+// which names are allowed. The uploader, the file server and the install step share it, so an
+// artifact pushed by one is found by the others.
+//
+// An artifact is an OCI image manifest (image-spec v1.1) with an artifactType, the empty config
+// and one layer, the file itself, whose org.opencontainers.image.title annotation is the file's
+// name: the shape `oras push` gives a single file, so any OCI client can upload one.
+package artifacts
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Kind is what an artifact holds.
+type Kind string
+
+const (
+	// Binary is a binary package installed on nodes (a Software CR names it).
+	Binary Kind = "binary"
+	// OSImage is a Linux OS image that metal3 writes onto a BareMetalHost.
+	OSImage Kind = "os-image"
+)
+
+// Kinds lists every kind, in the order help texts show them.
+var Kinds = []Kind{Binary, OSImage}
+
+// ParseKind accepts a kind's name.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown artifact kind %q: want binary or os-image", s)
+}
+
+// ArtifactType is the manifest's artifactType for a kind.
+func (k Kind) ArtifactType() string {
+	return "application/vnd.akraino.bpa." + string(k) + ".v1"
+}
+
+// Dir is the repository folder holding every artifact of a kind: binaries/NAME, os-images/NAME.
+func (k Kind) Dir() string {
+	if k == OSImage {
+		return "os-images"
+	}
+	return "binaries"
+}
+
+// KindOfArtifactType is the kind a manifest's artifactType names, if any.
+func KindOfArtifactType(t string) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.ArtifactType() == t {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// LayerMediaType is the media type of the file's layer: the bytes as they are.
+const LayerMediaType = "application/octet-stream"
+
+// TitleAnnotation names the file a layer holds (the annotation oras writes and reads).
+const TitleAnnotation = "org.opencontainers.image.title"
+
+// A name becomes a repository path component (OCI distribution-spec's component grammar, less
+// the separators a shell or a path would read specially) and a folder on nodes.
+var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*$`)
+
+// A version is an OCI tag.
+var versionRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// A file name is one path element: no separator, no leading dot (so neither "." nor ".."), and
+// nothing a shell would read.
+var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}$`)
+
+// ValidateName refuses a name that is not a lowercase repository component of at most 63
+// characters.
+func ValidateName(name string) error {
+	if len(name) > 63 || !nameRE.MatchString(name) {
+		return fmt.Errorf("name %q: want lowercase letters and digits, separated by single '.', '_' or '-', at most 63 characters", name)
+	}
+	return nil
+}
+
+// ValidateVersion refuses a version that is not an OCI tag.
+func ValidateVersion(version string) error {
+	if !versionRE.MatchString(version) {
+		return fmt.Errorf("version %q: want an OCI tag: letters, digits, '_', '.', '-', not starting with '.' or '-', at most 128 characters", version)
+	}
+	return nil
+}
+
+// ValidateFileName refuses a file name that could leave its folder or reach a shell.
+func ValidateFileName(name string) error {
+	if !fileNameRE.MatchString(name) {
+		return fmt.Errorf("file name %q: want one path element of letters, digits, '_', '.', '+', '-', not starting with '.', '+' or '-', at most 255 characters", name)
+	}
+	return nil
+}
+
+// Ref is one artifact: a kind, a name and a version.
+type Ref struct {
+	Kind    Kind
+	Name    string
+	Version string
+}
+
+// ParseRef reads NAME:VERSION for a kind.
+func ParseRef(kind Kind, s string) (Ref, error) {
+	name, version, ok := strings.Cut(s, ":")
+	if !ok {
+		return Ref{}, fmt.Errorf("%s %q: want NAME:VERSION", kind, s)
+	}
+	r := Ref{Kind: kind, Name: name, Version: version}
+	if err := r.Validate(); err != nil {
+		return Ref{}, fmt.Errorf("%s %q: %w", kind, s, err)
+	}
+	return r, nil
+}
+
+// Validate checks the name and the version.
+func (r Ref) Validate() error {
+	if err := ValidateName(r.Name); err != nil {
+		return err
+	}
+	return ValidateVersion(r.Version)
+}
+
+// Repository is the artifact's repository under the site registry's prefix.
+func (r Ref) Repository() string { return r.Kind.Dir() + "/" + r.Name }
+
+// String is REPOSITORY:VERSION.
+func (r Ref) String() string { return r.Repository() + ":" + r.Version }

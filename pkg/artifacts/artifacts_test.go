@@ -1,0 +1,94 @@
+package artifacts
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestParseRef(t *testing.T) {
+	for _, tc := range []struct {
+		in, repo, err string
+	}{
+		{in: "kubectl:1.33.1", repo: "binaries/kubectl"},
+		{in: "node-exporter:v1.9.1_rc1", repo: "binaries/node-exporter"},
+		{in: "a.b_c-d:V", repo: "binaries/a.b_c-d"},
+		{in: "kubectl", err: "want NAME:VERSION"},
+		{in: ":1.0", err: "name \"\""},
+		{in: "Kubectl:1.0", err: "lowercase"},
+		{in: "../etc:1.0", err: "lowercase"},
+		{in: "a/b:1.0", err: "lowercase"},
+		{in: "a--b:1.0", err: "single"},
+		{in: "a;rm -rf:1.0", err: "lowercase"},
+		{in: "kubectl:.hidden", err: "version \".hidden\""},
+		{in: "kubectl:-x", err: "OCI tag"},
+		{in: "kubectl:1.0:2", err: "OCI tag"},
+		{in: "kubectl:$(id)", err: "OCI tag"},
+		{in: strings.Repeat("a", 64) + ":1", err: "at most 63"},
+		{in: "a:" + strings.Repeat("1", 129), err: "at most 128"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			r, err := ParseRef(Binary, tc.in)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("ParseRef(%q) = %v, %v; want an error with %q", tc.in, r, err, tc.err)
+				}
+				return
+			}
+			if err != nil || r.Repository() != tc.repo {
+				t.Fatalf("ParseRef(%q) = %v, %v; want repository %s", tc.in, r, err, tc.repo)
+			}
+		})
+	}
+}
+
+func TestValidateFileName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"kubectl": true, "ubuntu-24.04.img": true, "a+b_c.tar.gz": true,
+		"": false, ".": false, "..": false, ".profile": false, "a/b": false, "-rf": false,
+		"a b": false, "a;b": false, "a$b": false, "a\nb": false, strings.Repeat("x", 256): false,
+	} {
+		if err := ValidateFileName(name); (err == nil) != ok {
+			t.Errorf("ValidateFileName(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
+
+func TestKinds(t *testing.T) {
+	for _, k := range Kinds {
+		got, err := ParseKind(string(k))
+		if err != nil || got != k {
+			t.Fatalf("ParseKind(%q) = %v, %v", k, got, err)
+		}
+		if back, ok := KindOfArtifactType(k.ArtifactType()); !ok || back != k {
+			t.Fatalf("KindOfArtifactType(%q) = %v, %v", k.ArtifactType(), back, ok)
+		}
+	}
+	if _, err := ParseKind("image"); err == nil {
+		t.Fatal("ParseKind(image) accepted")
+	}
+	if r := (Ref{Kind: OSImage, Name: "ubuntu", Version: "24.04"}); r.String() != "os-images/ubuntu:24.04" {
+		t.Fatalf("String() = %s", r)
+	}
+}
+
+// Whatever ParseRef accepts is a two-element repository path and a tag with nothing a shell,
+// a path or an inventory would read specially.
+var safeRef = regexp.MustCompile(`^(binaries|os-images)/[a-z0-9._-]+:[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+
+func FuzzParseRef(f *testing.F) {
+	for _, s := range []string{"kubectl:1.0", "a:b", "../x:1", "a:b:c", "x:$(id)", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, k := range Kinds {
+			r, err := ParseRef(k, s)
+			if err != nil {
+				continue
+			}
+			if !safeRef.MatchString(r.String()) || strings.Contains(r.Name, "..") {
+				t.Fatalf("ParseRef(%q) accepted %q", s, r)
+			}
+		}
+	})
+}
