@@ -288,6 +288,32 @@ func TestChartInstallRunsTheController(t *testing.T) {
 	// and its namespace file (the leader election lease's namespace).
 	args = append(args, "--metrics-bind-address="+testutil.FreePort(t), "--health-probe-bind-address="+testutil.FreePort(t),
 		"--leader-election-namespace="+namespace)
+	// And the site registry's CA and account, which the pod mounts from the chart's Secrets.
+	var tlsSecret, authSecret corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "bpa-workflow-controller-registry-tls"}, &tlsSecret); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "bpa-workflow-controller-registry-auth"}, &authSecret); err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(dir, "registry-ca.crt")
+	if err := os.WriteFile(caFile, tlsSecret.Data["ca.crt"], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(args, "--site-registry-ca-file=/etc/bpa/site-registry/ca.crt") {
+		t.Fatalf("the Deployment does not give the manager the site registry's CA: %v", args)
+	}
+	args = append(args, "--site-registry-ca-file="+caFile)
+	t.Setenv("BPA_REGISTRY_USERNAME", string(authSecret.Data["username"]))
+	t.Setenv("BPA_REGISTRY_PASSWORD", string(authSecret.Data["password"]))
+	// Each CR namespace of values.namespaces gets the account and CA install-software reads with.
+	var nsSecret corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "bpa-site-registry"}, &nsSecret); err != nil {
+		t.Fatalf("no site registry Secret in the CR namespace: %v", err)
+	}
+	if !bytes.Equal(nsSecret.Data["password"], authSecret.Data["password"]) || !bytes.Equal(nsSecret.Data["ca.crt"], tlsSecret.Data["ca.crt"]) {
+		t.Error("the CR namespace's site registry Secret is not the registry's account and CA")
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan int, 1)
 	var log testutil.SyncBuffer

@@ -115,6 +115,9 @@ const (
 	ReasonNoNodes = "NoNodes"
 	// ReasonIdentityFailed: the step pods' ServiceAccount and Role could not be written.
 	ReasonIdentityFailed = "IdentityFailed"
+	// ReasonBinariesUnresolved: a Software's binaries cannot be read from the site registry
+	// (not uploaded yet, or the registry does not answer); retried while it polls.
+	ReasonBinariesUnresolved = "BinariesUnresolved"
 	// ReasonWaitingForProvisioning, ReasonWaitingForSoftware: a Cluster waits for one of its CRs.
 	ReasonWaitingForProvisioning = "WaitingProvisioning"
 	ReasonWaitingForSoftware     = "WaitingSoftware"

@@ -31,9 +31,74 @@ type SoftwareSpec struct {
 	// +kubebuilder:validation:MaxItems=256
 	WorkerSoftware []SoftwarePackage `json:"workerSoftware,omitempty"`
 
+	// masterBinaries to install on every master: binaries uploaded to the site registry
+	// (`bpa-workflow-controller upload binary NAME:VERSION FILE`).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	MasterBinaries []BinaryPackage `json:"masterBinaries,omitempty"`
+
+	// workerBinaries to install on every worker, in the shape of masterBinaries.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	WorkerBinaries []BinaryPackage `json:"workerBinaries,omitempty"`
+
 	// ssh says how steps reach the nodes. Defaults as in Provisioning.
 	// +optional
 	SSH *SSHAccess `json:"ssh,omitempty"`
+}
+
+// BinaryPackage is a binary from the site registry (its artifact binaries/NAME:VERSION),
+// installed on a node as DIRECTORY/NAME, mode 0755, owned by root.
+type BinaryPackage struct {
+	// name of the binary in the site registry, and of the file on the node.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]+([._-][a-z0-9]+)*$`
+	Name string `json:"name"`
+
+	// version uploaded (an OCI tag); empty: the highest version uploaded, compared as
+	// `sort -V` does.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9._-]*$`
+	Version string `json:"version,omitempty"`
+
+	// directory on the node, absolute; its elements start with a letter, digit or _, so none
+	// is . or ..; default /usr/local/bin.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^(/[A-Za-z0-9_][A-Za-z0-9._+-]*)+$`
+	Directory string `json:"directory,omitempty"`
+}
+
+// DefaultBinaryDirectory is where binaries go when a BinaryPackage names no directory.
+const DefaultBinaryDirectory = "/usr/local/bin"
+
+// InstallDirectory is the package's directory, defaulted.
+func (b BinaryPackage) InstallDirectory() string {
+	if b.Directory == "" {
+		return DefaultBinaryDirectory
+	}
+	return b.Directory
+}
+
+// NodeBinary is one binary as installed on a node.
+type NodeBinary struct {
+	// name of the binary.
+	Name string `json:"name"`
+	// version installed (the one resolved, for a BinaryPackage without a version).
+	// +optional
+	Version string `json:"version,omitempty"`
+	// digest of the installed file (sha256:...), checked on the node.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// path of the file on the node.
+	// +optional
+	Path string `json:"path,omitempty"`
 }
 
 // NodeSoftwareReport is what install-software did on one node.
@@ -59,6 +124,11 @@ type NodeSoftwareReport struct {
 	// failed lists packages that could not be installed, with the reason.
 	// +optional
 	Failed []string `json:"failed,omitempty"`
+	// binaries lists the binaries installed on this node, with their digests.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Binaries []NodeBinary `json:"binaries,omitempty"`
 }
 
 // SoftwareStatus mirrors the Workflow compiled from the Software.

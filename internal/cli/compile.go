@@ -54,6 +54,8 @@ func addOptionFlags(cmd *cobra.Command, opts *compile.Options, leaseFormat *stri
 
 func addOptionFlagsTo(fl *pflag.FlagSet, opts *compile.Options, leaseFormat *string) {
 	fl.StringVar(&opts.StepImage, "step-image", opts.StepImage, "image that runs the steps (bpa-workflow-controller step)")
+	fl.StringVar(&opts.SiteRegistry, "site-registry", "", "the site registry (host[:port][/prefix]) a Software's binaries come from; empty: binaries are refused")
+	fl.StringVar(&opts.SiteRegistrySecret, "site-registry-secret", opts.SiteRegistrySecret, "Secret in each CR namespace with the site registry's account (username, password) and CA (ca.crt), for install-software")
 	fl.StringVar(&opts.KubesprayImage, "kubespray-image", opts.KubesprayImage, "default kubespray image")
 	fl.StringSliceVar(&opts.HostNamespaces, "host-namespaces", nil, "namespaces, besides its own, a Provisioning may take BareMetalHosts from (comma-separated)")
 	fl.StringSliceVar(&opts.AllowedKubesprayImages, "allowed-kubespray-images", nil, "other kubespray images a Provisioning may name in spec.kubespray.image (comma-separated)")

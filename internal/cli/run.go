@@ -4,13 +4,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/controller"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
@@ -22,7 +25,7 @@ func newRunCommand() *cobra.Command {
 		panic(fmt.Sprintf("the embedded WorkflowTemplates are broken: %v", err))
 	}
 	opts := manager.Options{Compile: compile.DefaultOptions(plugins)}
-	var leaseFormat string
+	var leaseFormat, registryCA string
 	zapOpts := zap.Options{}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -41,6 +44,17 @@ func newRunCommand() *cobra.Command {
 			}
 			if err := validateRunOptions(opts); err != nil {
 				return err
+			}
+			if opts.Compile.SiteRegistry != "" {
+				// Its account comes from the environment (the chart's Secret), never a flag.
+				reg, err := siteregistry.New(siteregistry.Config{
+					Registry: opts.Compile.SiteRegistry, CAFile: registryCA,
+					Username: os.Getenv(envUsername), Password: os.Getenv(envPassword),
+				})
+				if err != nil {
+					return fmt.Errorf("--site-registry: %w", err)
+				}
+				opts.Registry = reg
 			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts), zap.WriteTo(cmd.ErrOrStderr())))
 			cfg, err := ctrl.GetConfig()
@@ -65,6 +79,8 @@ func newRunCommand() *cobra.Command {
 	fl.Float32Var(&opts.KubeAPIQPS, "kube-api-qps", 0, "client-side limit of requests per second to the API server; 0: none, the API server's priority and fairness governs")
 	fl.IntVar(&opts.KubeAPIBurst, "kube-api-burst", 0, "client-side limit of requests in a burst, with --kube-api-qps")
 	fl.DurationVar(&opts.ArgoPollInterval, "argo-poll-interval", manager.DefaultArgoPollInterval, "how often to ask whether Argo Workflows is installed, while it is not")
+	fl.StringVar(&registryCA, "site-registry-ca-file", "", "PEM CA the site registry's certificate chains to (default: the system's); its account from $"+envUsername+" and $"+envPassword)
+	fl.DurationVar(&opts.RegistryPollInterval, "site-registry-poll-interval", controller.DefaultRegistryPollInterval, "how often a Software with binaries looks for new uploads in the site registry")
 	addOptionFlagsTo(fl, &opts.Compile, &leaseFormat)
 	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
 	zapOpts.BindFlags(logFlags)
@@ -88,6 +104,8 @@ func validateRunOptions(opts manager.Options) error {
 		return errors.New("--kube-api-burst: must be at least 1 with --kube-api-qps")
 	case opts.ArgoPollInterval < 100*time.Millisecond:
 		return fmt.Errorf("--argo-poll-interval: %s: must be at least 100ms", opts.ArgoPollInterval)
+	case opts.RegistryPollInterval < time.Second:
+		return fmt.Errorf("--site-registry-poll-interval: %s: must be at least 1s", opts.RegistryPollInterval)
 	}
 	return nil
 }

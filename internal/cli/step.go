@@ -7,6 +7,7 @@ import (
 	"fmt"
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"io"
@@ -232,9 +233,10 @@ func newResolveClusterHostsStep() *cobra.Command {
 func newInstallSoftwareStep() *cobra.Command {
 	var cr crFlags
 	var ssh sshFlags
+	var reg registryFlags
 	var node, role, address, output string
 	cmd := &cobra.Command{
-		Use:   installsoftware.Name + " --namespace NS --name N --uid U --generation G --node N --role R --address IP --output FILE",
+		Use:   installsoftware.Name + " --namespace NS --name N --uid U --generation G --node N --role R --address IP --output FILE [--registry HOST --ca-file PEM]",
 		Short: "Over SSH, install or upgrade what differs from the Software on one node; write its report as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -246,8 +248,16 @@ func newInstallSoftwareStep() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The site registry, for binaries; its account comes from the environment (the
+			// pod's Secret), never a flag.
+			var registry *siteregistry.Client
+			if reg.registry != "" {
+				if registry, err = reg.client(cmd.InOrStdin()); err != nil {
+					return err
+				}
+			}
 			report, runErr := steprun.InstallSoftware(cmd.Context(), c, ref, node, role, address, steprun.InstallOptions{
-				SSH: ssh.options(),
+				SSH: ssh.options(), Registry: registry,
 			})
 			// The report is written even when the step fails: it says which packages and why.
 			if err := writeJSON(cmd.OutOrStdout(), output, report); err != nil {
@@ -262,6 +272,7 @@ func newInstallSoftwareStep() *cobra.Command {
 	cmd.Flags().StringVar(&role, "role", "", "the node's role: master, worker or master,worker")
 	cmd.Flags().StringVar(&address, "address", "", "the node's IP address")
 	cmd.Flags().StringVar(&output, "output", "", "where to write the report (JSON; default stdout)")
+	reg.addTo(cmd.Flags())
 	return cmd
 }
 

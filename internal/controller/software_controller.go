@@ -36,6 +36,12 @@ type SoftwareReconciler struct {
 	Argo *ArgoAPI
 	// MaxConcurrentReconciles is how many Software are reconciled at once.
 	MaxConcurrentReconciles int
+	// Registry resolves binaries in the site registry; nil: a Software naming binaries is
+	// refused when compiled (no site registry).
+	Registry BinaryResolver
+	// RegistryPollInterval is how often a Software with binaries looks for new uploads; 0:
+	// DefaultRegistryPollInterval.
+	RegistryPollInterval time.Duration
 }
 
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=softwares,verbs=get;list;watch
@@ -49,6 +55,8 @@ type softwareScope struct {
 	summary   summary
 	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
 	evented bool
+	// requeueAfter: look again then (a Software with binaries follows the site registry).
+	requeueAfter time.Duration
 }
 
 // Reconcile follows a running Workflow, else waits for the cluster, else starts the run the
@@ -85,10 +93,10 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	} {
 		done, err := step(ctx, s)
 		if err != nil || done {
-			return ctrl.Result{}, err
+			return ctrl.Result{RequeueAfter: s.requeueAfter}, err
 		}
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
 }
 
 func (r *SoftwareReconciler) requireArgo(_ context.Context, s *softwareScope) (bool, error) {
@@ -201,7 +209,22 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 		return true, nil
 	}
 	pruneReports(sw, nodes)
-	need, all := day2.SoftwareNodes(sw, nodes)
+	var binaries map[string]string
+	if day2.HasBinaries(&sw.Spec) && r.Registry != nil {
+		// The registry's content decides too: look again after the poll interval, so a new
+		// upload reaches the nodes whose files differ.
+		s.requeueAfter = r.RegistryPollInterval
+		if s.requeueAfter <= 0 {
+			s.requeueAfter = DefaultRegistryPollInterval
+		}
+		var err error
+		if binaries, err = resolveBinaries(ctx, r.Registry, &sw.Spec); err != nil {
+			s.summary = summary{reconciling, bpav1.ReasonBinariesUnresolved, fmt.Sprintf(
+				"cannot resolve the binaries in the site registry: %v; retrying every %s", err, s.requeueAfter)}
+			return true, nil
+		}
+	}
+	need, all := day2.SoftwareNodes(sw, nodes, binaries)
 	if len(need) == 0 {
 		if sw.Status.ObservedGeneration != sw.Generation {
 			resetWorkflowStatus(&sw.Status.WorkflowStatus, sw.Generation)
@@ -213,7 +236,12 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	if !all {
 		opts.SoftwareNodes = need
 	}
-	opts.Run = runOf(&sw.ObjectMeta, compile.Scope(opts.SoftwareNodes), clusterGeneration(s.cluster))
+	salt := []string{clusterGeneration(s.cluster)}
+	if len(binaries) > 0 {
+		// New uploads make a new run of the same generation and nodes.
+		salt = append(salt, binariesSalt(binaries))
+	}
+	opts.Run = runOf(&sw.ObjectMeta, compile.Scope(opts.SoftwareNodes), salt...)
 	if ran := mirror.Newest(ofRun(s.workflows, opts.Run)); ran != nil {
 		// Finished (followUnfinished follows running ones), so mergeLatest has merged its
 		// reports already: mirror the run, never merge them again.

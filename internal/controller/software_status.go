@@ -28,9 +28,19 @@ func applySoftwareObservation(sw *bpav1.Software, o mirror.Observation) {
 		for _, f := range r.Failed {
 			n.Failed = append(n.Failed, f.Package+": "+f.Reason)
 		}
+		n.Binaries = nil
+		installed := map[string]string{}
+		for _, b := range r.Binaries {
+			n.Binaries = append(n.Binaries, bpav1.NodeBinary{Name: b.Name, Version: b.Version, Digest: b.Digest, Path: b.Path})
+			for _, role := range strings.Split(r.Role, ",") {
+				installed[role+":"+b.Name] = b.Digest
+			}
+		}
 		if len(r.Failed) == 0 {
 			n.Generation = sw.Generation
-			n.Digest = day2.PackagesDigest(&sw.Spec, r.Role)
+			// The binaries as the node has them: a later upload makes the registry's digest
+			// differ, and only then does the node need a run.
+			n.Digest = day2.PackagesDigest(&sw.Spec, r.Role, installed)
 		}
 	}
 	slices.SortFunc(sw.Status.Nodes, func(a, b bpav1.NodeSoftwareReport) int { return strings.Compare(a.Node, b.Node) })

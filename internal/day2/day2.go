@@ -131,32 +131,45 @@ type Node struct {
 	Role string
 }
 
-// PackagesDigest is the digest of the packages a node of this role gets: the masters', the
-// workers', or both for a node with both roles.
-func PackagesDigest(spec *bpav1.SoftwareSpec, role string) string {
+// PackagesDigest is the digest of what a node of this role gets: the packages of the masters,
+// the workers, or both for a node with both roles, and their binaries as files: each binary's
+// name and directory with the digest of the file (binaries, by "role:name": the file the site
+// registry resolves the binary to now, or the one a node reported installing). A spec
+// without binaries has the digest it had before binaries existed.
+func PackagesDigest(spec *bpav1.SoftwareSpec, role string, binaries map[string]string) string {
 	var pkgs []string
 	for _, r := range strings.Split(role, ",") {
-		list := spec.WorkerSoftware
+		list, bins := spec.WorkerSoftware, spec.WorkerBinaries
 		if r == bpav1.RoleMaster {
-			list = spec.MasterSoftware
+			list, bins = spec.MasterSoftware, spec.MasterBinaries
 		}
 		for _, p := range list {
 			pkgs = append(pkgs, r+":"+p.Name+"="+p.Version)
+		}
+		for _, b := range bins {
+			pkgs = append(pkgs, r+":binary:"+b.Name+"@"+b.InstallDirectory()+"="+binaries[r+":"+b.Name])
 		}
 	}
 	return digest(pkgs)
 }
 
+// HasBinaries reports whether a Software installs binaries (and so depends on the site
+// registry's content, not only on its spec).
+func HasBinaries(spec *bpav1.SoftwareSpec) bool {
+	return len(spec.MasterBinaries)+len(spec.WorkerBinaries) > 0
+}
+
 // SoftwareNodes says which nodes need a Software run: those whose last successful install
-// (in the status reports) had another package list than the spec now gives their role. all
-// is true when that is every node, so the run needs no node limit.
-func SoftwareNodes(sw *bpav1.Software, nodes []Node) (need []string, all bool) {
+// (in the status reports) had another package list, or other binary files, than the spec and
+// the site registry (binaries: each binary's current file digest) now give their role. all is
+// true when that is every node, so the run needs no node limit.
+func SoftwareNodes(sw *bpav1.Software, nodes []Node, binaries map[string]string) (need []string, all bool) {
 	done := map[string]string{}
 	for _, r := range sw.Status.Nodes {
 		done[r.Node] = r.Digest
 	}
 	for _, n := range nodes {
-		if done[n.Name] != PackagesDigest(&sw.Spec, n.Role) {
+		if done[n.Name] != PackagesDigest(&sw.Spec, n.Role, binaries) {
 			need = append(need, n.Name)
 		}
 	}

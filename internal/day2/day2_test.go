@@ -2,6 +2,7 @@ package day2_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -149,7 +150,7 @@ func TestSoftwareNodes(t *testing.T) {
 		for _, n := range nodes {
 			for _, name := range names {
 				if n.Name == name {
-					out = append(out, bpav1.NodeSoftwareReport{Node: name, Digest: day2.PackagesDigest(&spec, n.Role)})
+					out = append(out, bpav1.NodeSoftwareReport{Node: name, Digest: day2.PackagesDigest(&spec, n.Role, nil)})
 				}
 			}
 		}
@@ -173,7 +174,7 @@ func TestSoftwareNodes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sw := &bpav1.Software{Spec: tc.spec, Status: bpav1.SoftwareStatus{Nodes: tc.reports}}
-			got, all := day2.SoftwareNodes(sw, nodes)
+			got, all := day2.SoftwareNodes(sw, nodes, nil)
 			if d := cmp.Diff(tc.want, got); d != "" || all != tc.all {
 				t.Errorf("%s: all=%v (want %v) (-want +got):\n%s", tc.reason, all, tc.all, d)
 			}
@@ -186,15 +187,48 @@ func TestPackagesDigest(t *testing.T) {
 		MasterSoftware: []bpav1.SoftwarePackage{{Name: "curl"}},
 		WorkerSoftware: []bpav1.SoftwarePackage{{Name: "curl"}},
 	}
-	if day2.PackagesDigest(&spec, "master") == day2.PackagesDigest(&spec, "worker") {
+	if day2.PackagesDigest(&spec, "master", nil) == day2.PackagesDigest(&spec, "worker", nil) {
 		t.Errorf("the same list on both roles must still differ by role, or a node changing role would not run")
 	}
 	pinned := spec.DeepCopy()
 	pinned.WorkerSoftware[0].Version = "7.88.1-10"
-	if day2.PackagesDigest(&spec, "worker") == day2.PackagesDigest(pinned, "worker") {
+	if day2.PackagesDigest(&spec, "worker", nil) == day2.PackagesDigest(pinned, "worker", nil) {
 		t.Errorf("pinning a version must change the digest")
 	}
-	if day2.PackagesDigest(&spec, "master") != day2.PackagesDigest(pinned, "master") {
+	if day2.PackagesDigest(&spec, "master", nil) != day2.PackagesDigest(pinned, "master", nil) {
 		t.Errorf("a workers' change must not change the masters' digest")
+	}
+}
+
+// TestBinariesInTheDigest: binaries count by the file the registry resolves them to, so a new
+// upload makes exactly the nodes whose file differs need a run; without binaries the digest is
+// what it always was (no status churns after an upgrade).
+func TestBinariesInTheDigest(t *testing.T) {
+	spec := bpav1.SoftwareSpec{MasterSoftware: []bpav1.SoftwarePackage{{Name: "curl"}}}
+	before := day2.PackagesDigest(&spec, "master", nil)
+	if before != day2.PackagesDigest(&spec, "master", map[string]string{"master:tool": "sha256:aa"}) {
+		t.Error("resolved digests of binaries the spec does not name changed the digest")
+	}
+	spec.MasterBinaries = []bpav1.BinaryPackage{{Name: "tool"}}
+	v1 := day2.PackagesDigest(&spec, "master", map[string]string{"master:tool": "sha256:aa"})
+	v2 := day2.PackagesDigest(&spec, "master", map[string]string{"master:tool": "sha256:bb"})
+	if v1 == before || v1 == v2 {
+		t.Error("a binary, and a new file for it, must change the digest")
+	}
+	moved := spec.DeepCopy()
+	moved.MasterBinaries[0].Directory = "/opt/bin"
+	if day2.PackagesDigest(moved, "master", map[string]string{"master:tool": "sha256:aa"}) == v1 {
+		t.Error("another directory must change the digest")
+	}
+	if day2.PackagesDigest(&spec, "worker", map[string]string{"master:tool": "sha256:bb"}) != day2.PackagesDigest(&spec, "worker", nil) {
+		t.Error("a masters' binary must not change the workers' digest")
+	}
+
+	// Two masters; one already has the new upload (it joined later): only the other runs.
+	sw := &bpav1.Software{Spec: spec}
+	sw.Status.Nodes = []bpav1.NodeSoftwareReport{{Node: "m1", Digest: v1}, {Node: "m2", Digest: v2}}
+	need, all := day2.SoftwareNodes(sw, []day2.Node{{Name: "m1", Role: "master"}, {Name: "m2", Role: "master"}}, map[string]string{"master:tool": "sha256:bb"})
+	if !slices.Equal(need, []string{"m1"}) || all {
+		t.Errorf("need %v all %v, want only m1", need, all)
 	}
 }

@@ -51,6 +51,12 @@ type Options struct {
 	// ArgoPollInterval is how often the controller asks whether Argo Workflows is installed,
 	// while it is not; 0 is DefaultArgoPollInterval.
 	ArgoPollInterval time.Duration
+	// Registry resolves a Software's binaries in the site registry (Compile.SiteRegistry);
+	// nil: Software naming binaries are refused.
+	Registry controller.BinaryResolver
+	// RegistryPollInterval is how often a Software with binaries looks for new uploads; 0:
+	// controller.DefaultRegistryPollInterval.
+	RegistryPollInterval time.Duration
 }
 
 // DefaultArgoPollInterval is how often a controller started without Argo Workflows asks
@@ -126,7 +132,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Recorder: mgr.GetEventRecorderFor("bpa-workflow-controller"),
 		Options:  opts.Compile,
 		Argo:     argo,
+		Registry: opts.Registry,
 
+		RegistryPollInterval:    opts.RegistryPollInterval,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Software controller: %w", err)

@@ -3,12 +3,16 @@ package siteregistry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
@@ -112,3 +116,43 @@ func (f *verifiedFile) Read(p []byte) (int, error) {
 }
 
 func (f *verifiedFile) Close() error { return f.rc.Close() }
+
+// ResolveBinary finds binaries/NAME at version, or at its newest version when version is empty
+// (what a Software's binary entry asks for).
+func (c *Client) ResolveBinary(ctx context.Context, name, version string) (Artifact, error) {
+	if version == "" {
+		return c.ResolveNewest(ctx, artifacts.Binary, name)
+	}
+	return c.Resolve(ctx, artifacts.Ref{Kind: artifacts.Binary, Name: name, Version: version})
+}
+
+// ResolveNewest finds the highest version of a kind and name (artifacts.Newest over its tags).
+func (c *Client) ResolveNewest(ctx context.Context, kind artifacts.Kind, name string) (Artifact, error) {
+	if err := artifacts.ValidateName(name); err != nil {
+		return Artifact{}, err
+	}
+	ref := artifacts.Ref{Kind: kind, Name: name}
+	repo, err := c.Repository(ref.Repository())
+	if err != nil {
+		return Artifact{}, err
+	}
+	var tags []string
+	if err := repo.Tags(ctx, "", func(page []string) error {
+		tags = append(tags, page...)
+		return nil
+	}); err != nil {
+		// A repository nobody uploaded to is NAME_UNKNOWN, a 404: nothing uploaded, as an
+		// empty tag list would say.
+		var resp *errcode.ErrorResponse
+		if errors.As(err, &resp) && resp.StatusCode == http.StatusNotFound {
+			return Artifact{}, fmt.Errorf("%s: no version uploaded: %w", ref.Repository(), errdef.ErrNotFound)
+		}
+		return Artifact{}, fmt.Errorf("%s: listing versions: %w", ref.Repository(), err)
+	}
+	newest, ok := artifacts.Newest(tags)
+	if !ok {
+		return Artifact{}, fmt.Errorf("%s: no version uploaded: %w", ref.Repository(), errdef.ErrNotFound)
+	}
+	ref.Version = newest
+	return ResolveFile(ctx, repo, ref)
+}

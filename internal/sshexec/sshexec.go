@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -210,6 +211,16 @@ func algorithmsFor(keyType string) []string {
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.client.Close() }
+
+// SFTP opens an SFTP session on the connection (the node's sftp subsystem), for copying files
+// without a shell in the way. The caller closes it.
+func (c *Client) SFTP() (*sftp.Client, error) {
+	s, err := sftp.NewClient(c.client)
+	if err != nil {
+		return nil, fmt.Errorf("%s: opening an SFTP session: %w", c.addr, err)
+	}
+	return s, nil
+}
 
 // Run runs a command (built with Quote) and returns its stdout; a non-zero exit is an
 // *ExitError carrying stderr. The context cancels it.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
@@ -65,17 +66,20 @@ func ResolveClusterHosts(ctx context.Context, c client.Reader, ref CRRef, only [
 	return nodes, nil
 }
 
-// InstallOptions say how install-software reaches a node.
+// InstallOptions say how install-software reaches a node and the site registry.
 type InstallOptions struct {
 	SSH SSHOptions
+	// Registry is the site registry binaries come from; nil: a Software naming binaries fails.
+	Registry *siteregistry.Client
 }
 
 // InstallSoftware brings one node's packages to what the Software asks for its role: it
 // detects the package manager (apt or dnf), reads the installed versions, installs or
 // upgrades only what differs (pinned versions exactly, unpinned ones present), reads the
-// versions again, and reports. Every word sent to the node is validated and quoted. A package
-// that is still not as asked after the install is reported failed, with the reason, and makes
-// the step fail after the report is written.
+// versions again, then brings the role's binaries to the site registry's files (installBinaries),
+// and reports. Every word sent to the node is validated and quoted. A package or binary that is
+// still not as asked afterwards is reported failed, with the reason, and makes the step fail
+// after the report is written.
 func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role, address string, opts InstallOptions) (installsoftware.Report, error) {
 	report := installsoftware.Report{Node: node, Role: role}
 	sw := &bpav1.Software{}
@@ -83,6 +87,10 @@ func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role
 		return report, err
 	}
 	want, err := installsoftware.PackagesFor(&sw.Spec, role)
+	if err != nil {
+		return report, err
+	}
+	bins, err := installsoftware.BinariesFor(&sw.Spec, role)
 	if err != nil {
 		return report, err
 	}
@@ -102,22 +110,54 @@ func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role
 	defer conn.Close()
 	r := &remote{conn: conn, sudo: user != bpav1.DefaultSSHUser, opts: opts}
 
+	var installErr error
+	if len(want) > 0 {
+		if installErr, err = r.installPackages(ctx, want, &report); err != nil {
+			return report, fmt.Errorf("node %q: %w", node, err)
+		}
+	}
+	if err := r.installBinaries(ctx, opts.Registry, bins, &report); err != nil {
+		if !steps.IsRetryable(err) {
+			return report, fmt.Errorf("node %q: %w", node, err)
+		}
+		installErr = errors.Join(installErr, err)
+	}
+	if len(report.Failed) > 0 {
+		names := make([]string, 0, len(report.Failed))
+		for _, f := range report.Failed {
+			names = append(names, f.Package)
+		}
+		// The first reason says why (the package manager's own error, usually the same for
+		// all): it is what the operator reads in the CR's status.
+		err := fmt.Errorf("node %q: %d of %d packages not as asked: %s (%s)", node, len(report.Failed), len(want)+len(bins), strings.Join(names, ", "), report.Failed[0].Reason)
+		if steps.IsRetryable(installErr) {
+			return report, steps.Retryable(err) // a lock held, a mirror not answering: wait for it
+		}
+		return report, err
+	}
+	return report, nil
+}
+
+// installPackages brings the node's packages to want: it detects the package manager (apt or
+// dnf), reads the installed versions, installs or upgrades only what differs, reads them again
+// and reports. It returns the package manager's own error (the reason of the failures it
+// reports), and an error when it could not even tell.
+func (r *remote) installPackages(ctx context.Context, want []bpav1.SoftwarePackage, report *installsoftware.Report) (installErr, err error) {
 	pm, err := r.packageManager(ctx)
 	if err != nil {
-		return report, fmt.Errorf("node %q: %w", node, err)
+		return nil, err
 	}
 	report.PackageManager = pm
 	have, err := r.installed(ctx, pm, want)
 	if err != nil {
-		return report, fmt.Errorf("node %q: %w", node, err)
+		return nil, err
 	}
 	toInstall, unchanged := installsoftware.Decide(want, have)
 	report.Unchanged = unchanged
-	var installErr error
 	if len(toInstall) > 0 {
 		installErr = r.install(ctx, pm, toInstall)
 		if have, err = r.installed(ctx, pm, want); err != nil {
-			return report, fmt.Errorf("node %q: after the install: %w", node, err)
+			return installErr, fmt.Errorf("after the install: %w", err)
 		}
 	}
 	for _, p := range want {
@@ -134,20 +174,7 @@ func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role
 			report.Failed = append(report.Failed, installsoftware.Failure{Package: p.Name, Reason: failureReason(p, v, ok, installErr)})
 		}
 	}
-	if len(report.Failed) > 0 {
-		names := make([]string, 0, len(report.Failed))
-		for _, f := range report.Failed {
-			names = append(names, f.Package)
-		}
-		// The first reason says why (the package manager's own error, usually the same for
-		// all): it is what the operator reads in the CR's status.
-		err := fmt.Errorf("node %q: %d of %d packages not as asked: %s (%s)", node, len(report.Failed), len(want), strings.Join(names, ", "), report.Failed[0].Reason)
-		if steps.IsRetryable(installErr) {
-			return report, steps.Retryable(err) // a lock held, a mirror not answering: wait for it
-		}
-		return report, err
-	}
-	return report, nil
+	return installErr, nil
 }
 
 func failureReason(p bpav1.SoftwarePackage, have string, installed bool, installErr error) string {

@@ -37,8 +37,15 @@ type Secure struct {
 // and htpasswd authentication until the test ends.
 func StartSecure(t testing.TB) *Secure {
 	t.Helper()
+	return StartSecureFor(t)
+}
+
+// StartSecureFor is StartSecure with a certificate valid for more addresses too: those a
+// relay to the loopback registry listens on (a node's, in a network namespace).
+func StartSecureFor(t testing.TB, ips ...string) *Secure {
+	t.Helper()
 	dir := t.TempDir()
-	caPEM, certPEM, keyPEM, err := selfSignedChain()
+	caPEM, certPEM, keyPEM, err := selfSignedChain(ips)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +79,8 @@ auth:
 	return s
 }
 
-// selfSignedChain makes a CA and a server certificate for 127.0.0.1 signed by it.
-func selfSignedChain() (caPEM, certPEM, keyPEM []byte, err error) {
+// selfSignedChain makes a CA and a server certificate for 127.0.0.1 (and ips) signed by it.
+func selfSignedChain(ips []string) (caPEM, certPEM, keyPEM []byte, err error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, nil, err
@@ -97,6 +104,9 @@ func selfSignedChain() (caPEM, certPEM, keyPEM []byte, err error) {
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
 		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, ip := range ips {
+		leaf.IPAddresses = append(leaf.IPAddresses, net.ParseIP(ip))
 	}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
 	if err != nil {

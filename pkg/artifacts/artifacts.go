@@ -135,3 +135,51 @@ func (r Ref) Repository() string { return r.Kind.Dir() + "/" + r.Name }
 
 // String is REPOSITORY:VERSION.
 func (r Ref) String() string { return r.Repository() + ":" + r.Version }
+
+// CompareVersions orders versions as `sort -V` does for the usual cases: runs of digits compare
+// as numbers, other runs as text, so 1.10 comes after 1.9 and v2 after v1.
+func CompareVersions(a, b string) int {
+	for a != "" && b != "" {
+		ra, restA := versionRun(a)
+		rb, restB := versionRun(b)
+		if c := compareRun(ra, rb); c != 0 {
+			return c
+		}
+		a, b = restA, restB
+	}
+	return len(a) - len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func versionRun(s string) (run, rest string) {
+	i := 1
+	for i < len(s) && isDigit(s[i]) == isDigit(s[0]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func compareRun(a, b string) int {
+	if isDigit(a[0]) && isDigit(b[0]) {
+		a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+// Newest is the highest of the tags that are versions (CompareVersions), if any.
+func Newest(tags []string) (string, bool) {
+	newest := ""
+	for _, t := range tags {
+		if ValidateVersion(t) != nil {
+			continue
+		}
+		if newest == "" || CompareVersions(t, newest) > 0 {
+			newest = t
+		}
+	}
+	return newest, newest != ""
+}

@@ -92,3 +92,25 @@ func FuzzParseRef(f *testing.F) {
 		}
 	})
 }
+
+func TestCompareVersions(t *testing.T) {
+	ordered := []string{"0.9", "1", "1.0", "1.0.1", "1.2", "1.9", "1.10", "1.10.0-rc1", "2", "v1", "v1.2", "v10"}
+	for i := range ordered {
+		for j := range ordered {
+			got := CompareVersions(ordered[i], ordered[j])
+			if (i < j && got >= 0) || (i > j && got <= 0) || (i == j && got != 0) {
+				t.Errorf("CompareVersions(%q, %q) = %d", ordered[i], ordered[j], got)
+			}
+		}
+	}
+	if n, ok := Newest([]string{"1.9", "1.10", "latest-build", ".bad", "1.2"}); !ok || n != "latest-build" {
+		// "latest-build" is a version too, and text sorts after digits: name tags by version.
+		t.Fatalf("Newest = %q, %v", n, ok)
+	}
+	if n, _ := Newest([]string{"1.9", "1.10", "1.2"}); n != "1.10" {
+		t.Fatalf("Newest = %q, want 1.10", n)
+	}
+	if _, ok := Newest(nil); ok {
+		t.Fatal("Newest of nothing")
+	}
+}

@@ -155,10 +155,23 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 		return nil, err
 	}
 	cluster := s.Labels[bpav1.ClusterLabel]
+	var registry *installsoftware.SiteRegistry
+	if len(s.Spec.MasterBinaries)+len(s.Spec.WorkerBinaries) > 0 {
+		if opts.SiteRegistry == "" || opts.SiteRegistrySecret == "" {
+			path := field.NewPath("spec", "workerBinaries")
+			if len(s.Spec.MasterBinaries) > 0 {
+				path = field.NewPath("spec", "masterBinaries")
+			}
+			return nil, &bpav1.InvalidError{Kind: "Software", Namespace: s.Namespace, Name: s.Name, Errs: field.ErrorList{
+				field.Forbidden(path, "binaries come from the site registry, and this controller has none (--site-registry)"),
+			}}
+		}
+		registry = &installsoftware.SiteRegistry{Address: opts.SiteRegistry, Secret: opts.SiteRegistrySecret}
+	}
 	d := newDAG()
 	for _, t := range []wfv1.Template{
 		resolveclusterhosts.Template(opts.StepImage, sortedCopy(opts.SoftwareNodes)),
-		installsoftware.Template(opts.StepImage),
+		installsoftware.Template(opts.StepImage, registry),
 	} {
 		if err := d.addTemplate(t); err != nil {
 			return nil, err
@@ -187,13 +200,25 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 	}
 	wf.Annotations = map[string]string{
 		"workflows.argoproj.io/title":       fmt.Sprintf("Install software on cluster %s", cluster),
-		"workflows.argoproj.io/description": fmt.Sprintf("Software %s/%s generation %d: %d master and %d worker packages on %s", s.Namespace, s.Name, Generation(&s.ObjectMeta), len(s.Spec.MasterSoftware), len(s.Spec.WorkerSoftware), scope),
+		"workflows.argoproj.io/description": softwareDescription(s, scope),
 	}
 	wf.Spec.Entrypoint = SoftwareEntrypoint
 	wf.Spec.Templates = templates
 	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.SoftwareDeadlineSeconds)
 	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(s.Spec.SSH, cluster, opts)))
+	if registry != nil {
+		wf.Spec.Volumes = append(wf.Spec.Volumes, installsoftware.SiteRegistryVolume(registry.Secret))
+	}
 	return wf, nil
+}
+
+// softwareDescription is the Workflow's description in Argo's UI: what it installs, where.
+func softwareDescription(s *bpav1.Software, scope string) string {
+	d := fmt.Sprintf("Software %s/%s generation %d: %d master and %d worker packages", s.Namespace, s.Name, Generation(&s.ObjectMeta), len(s.Spec.MasterSoftware), len(s.Spec.WorkerSoftware))
+	if n := len(s.Spec.MasterBinaries) + len(s.Spec.WorkerBinaries); n > 0 {
+		d += fmt.Sprintf(", %d master and %d worker binaries", len(s.Spec.MasterBinaries), len(s.Spec.WorkerBinaries))
+	}
+	return d + " on " + scope
 }
 
 // leaving are the nodes a remove run takes out of the cluster.

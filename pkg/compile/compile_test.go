@@ -5,6 +5,7 @@ import (
 	"fmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"maps"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,6 +110,51 @@ func TestCompileVariants(t *testing.T) {
 				t.Fatalf("Argo's validator refuses the Workflow: %v", err)
 			}
 		})
+	}
+}
+
+// TestCompileSoftwareWithBinaries: a Software naming binaries gets the site registry's
+// address, its CA mounted and its account from the namespace's Secret (never a parameter).
+func TestCompileSoftwareWithBinaries(t *testing.T) {
+	docs, err := manifest.ReadFile(filepath.Join("testdata", "software-binaries.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := docs[0].Object.(*bpav1.Software)
+	opts := options(t)
+	opts.SiteRegistry = "10.10.0.2:30500/site"
+	wf, err := compile.Software(sw, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "variant-software-binaries.workflow.yaml", marshal(t, wf))
+	if err := argovalidate.Workflow(wf); err != nil {
+		t.Fatalf("Argo's validator refuses the Workflow: %v", err)
+	}
+	raw := string(marshal(t, wf))
+	for _, want := range []string{"--registry=10.10.0.2:30500/site", "--ca-file=/etc/bpa/site-registry/ca.crt", "name: bpa-site-registry", "key: password"} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the Workflow lacks %q", want)
+		}
+	}
+
+	opts.SiteRegistry = ""
+	if _, err := compile.Software(sw, opts); err == nil || !strings.Contains(err.Error(), "spec.masterBinaries: Forbidden: binaries come from the site registry, and this controller has none (--site-registry)") {
+		t.Fatalf("without a site registry: %v", err)
+	}
+	// Without binaries, nothing of the registry reaches the Workflow.
+	plainDocs, err := manifest.ReadFile(testutil.Fixture(t, "software-cluster-xyz.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := plainDocs[0].Object.(*bpav1.Software)
+	opts.SiteRegistry = "10.10.0.2:30500/site"
+	wf, err = compile.Software(plain, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(marshal(t, wf)), "registry") {
+		t.Error("a Software without binaries got the site registry")
 	}
 }
 
@@ -531,12 +577,35 @@ func TestCompileRefusesSoftware(t *testing.T) {
 		{"apt-install-suffix", []bpav1.SoftwarePackage{{Name: "openssh-server+"}}, `spec.masterSoftware[0]: Invalid value: "openssh-server+"`},
 		{"version-ends-in-dash", []bpav1.SoftwarePackage{{Name: "jq", Version: "1.6-"}}, `spec.masterSoftware[0][jq].version: Invalid value: "1.6-"`},
 	}
-	for _, tc := range cases {
+	binaries := []struct {
+		name    string
+		bins    []bpav1.BinaryPackage
+		wantErr string
+	}{
+		{"binary-escapes", []bpav1.BinaryPackage{{Name: "../../etc/cron.d/x"}}, `spec.masterBinaries[0].name: Invalid value: "../../etc/cron.d/x"`},
+		{"binary-shell", []bpav1.BinaryPackage{{Name: "tool", Version: "1;reboot"}}, `spec.masterBinaries[0].version: Invalid value: "1;reboot"`},
+		{"directory-dotdot", []bpav1.BinaryPackage{{Name: "tool", Directory: "/usr/local/../../etc"}}, `spec.masterBinaries[0].directory: Invalid value: "/usr/local/../../etc"`},
+		{"directory-relative", []bpav1.BinaryPackage{{Name: "tool", Directory: "bin"}}, `spec.masterBinaries[0].directory: Invalid value: "bin"`},
+		{"binary-duplicate", []bpav1.BinaryPackage{{Name: "tool"}, {Name: "tool", Version: "2"}}, `spec.masterBinaries[1].name: Duplicate value: "tool"`},
+	}
+	for _, b := range binaries {
+		cases = append(cases, struct {
+			name    string
+			pkgs    []bpav1.SoftwarePackage
+			wantErr string
+		}{b.name, nil, b.wantErr})
+	}
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &bpav1.Software{}
 			s.Name, s.Namespace, s.Labels = "s", "default", map[string]string{"cluster": "c"}
 			s.Spec.MasterSoftware = tc.pkgs
-			_, err := compile.Software(s, options(t))
+			if j := i - (len(cases) - len(binaries)); j >= 0 {
+				s.Spec.MasterBinaries = binaries[j].bins
+			}
+			opts := options(t)
+			opts.SiteRegistry = "10.10.0.2:30500"
+			_, err := compile.Software(s, opts)
 			var invalid *bpav1.InvalidError
 			if !errors.As(err, &invalid) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("want an InvalidError containing %q, got %v", tc.wantErr, err)

@@ -62,7 +62,17 @@ type Options struct {
 	// Run is the run id (RunID) the controller chose for this run; empty: RunID of the CR's
 	// uid, generation and scope.
 	Run string
+	// SiteRegistry is the site registry (host[:port][/prefix]) install-software copies a
+	// Software's binaries from; empty: a Software naming binaries is refused.
+	SiteRegistry string
+	// SiteRegistrySecret is the Secret, in the CR's namespace, with the registry's account
+	// (username, password) and CA (ca.crt).
+	SiteRegistrySecret string
 }
+
+// DefaultSiteRegistrySecret is the site registry Secret's name in each CR namespace (the
+// chart writes it into every namespace of its values.namespaces).
+const DefaultSiteRegistrySecret = "bpa-site-registry" //nolint:gosec // G101: a Secret's name, not a credential
 
 // DefaultOptions are the compiler's defaults, with the plugins of workflows/.
 func DefaultOptions(plugins []string) Options {
@@ -70,6 +80,7 @@ func DefaultOptions(plugins []string) Options {
 		StepImage:                   DefaultStepImage,
 		KubesprayImage:              DefaultKubesprayImage,
 		KubectlImage:                DefaultKubectlImage,
+		SiteRegistrySecret:          DefaultSiteRegistrySecret,
 		ProvisioningDeadlineSeconds: 6 * 3600,
 		SoftwareDeadlineSeconds:     2 * 3600,
 		Plugins:                     plugins,
@@ -77,8 +88,9 @@ func DefaultOptions(plugins []string) Options {
 }
 
 var (
-	pathPattern = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
-	runPattern  = regexp.MustCompile(`^[0-9a-f]{5,63}$`)
+	registryPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*$`)
+	pathPattern     = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
+	runPattern      = regexp.MustCompile(`^[0-9a-f]{5,63}$`)
 )
 
 // ValidateOptions checks options before a manager starts with them, so a bad flag fails at
@@ -119,6 +131,12 @@ func (o Options) validate() error {
 	}
 	if errs := metav1validation.ValidateLabels(o.LeaseNodeSelector, field.NewPath("leaseNodeSelector")); len(errs) > 0 {
 		return fmt.Errorf("options: %w", errs.ToAggregate())
+	}
+	if o.SiteRegistry != "" && !registryPattern.MatchString(o.SiteRegistry) {
+		return fmt.Errorf("options: site registry %q is not host[:port][/prefix]", o.SiteRegistry)
+	}
+	if o.SiteRegistrySecret != "" && len(validation.IsDNS1123Subdomain(o.SiteRegistrySecret)) > 0 {
+		return fmt.Errorf("options: site registry Secret %q is not a Secret name", o.SiteRegistrySecret)
 	}
 	if o.Run != "" && !runPattern.MatchString(o.Run) {
 		return fmt.Errorf("options: run %q is not a run id", o.Run)

@@ -58,6 +58,12 @@ const (
 	KnownHostsDir    = "/etc/bpa/known-hosts"
 	KnownHostsKey    = "known_hosts"
 
+	// SiteRegistryVolume is the CA of the site registry (key ca.crt of the site registry
+	// Secret), mounted read-only into install-software when a Software names binaries.
+	SiteRegistryVolume = "site-registry"
+	SiteRegistryDir    = "/etc/bpa/site-registry"
+	SiteRegistryCAKey  = "ca.crt"
+
 	// LeasesVolume is the DHCP server's lease file, mounted read-only into resolve-leases.
 	LeasesVolume = "dhcp-leases"
 	LeasesFile   = "/var/lib/bpa/dhcp.leases"

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -38,7 +39,9 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
@@ -76,6 +79,10 @@ type suite struct {
 	argoDone chan struct{}
 	// argoCLI is Argo's CLI, argoKubeconfig its kubeconfig (the admin's, in the namespace).
 	argoCLI, argoKubeconfig string
+	// registry is the site registry (CNCF Distribution, TLS and authentication) on loopback;
+	// the node's pods reach it at registryAddr, a relay on the node's address.
+	registry     *testregistry.Secure
+	registryAddr string
 }
 
 func TestEndToEnd(t *testing.T) {
@@ -234,6 +241,35 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("hosts in status after the removal: %+v", hosts)
 	}
 	s.waitSoftwareReady(sw, 5, 2)
+
+	say(t, "binaries from the site registry: `upload binary`, copied to the masters over SFTP; a new upload updates them")
+	bindir := filepath.Join(s.scratch, "master-bin") // the hosts share the machine's files
+	v1 := s.uploadBinary("tool", "1.0")
+	patch(t, s.c, sw, func(sw *bpav1.Software) {
+		sw.Spec.MasterBinaries = []bpav1.BinaryPackage{{Name: "tool", Directory: bindir}}
+	})
+	wf = s.waitWorkflow(bpav1.WorkflowKindSoftware, sw.Name, 6)
+	if wf.Labels[bpav1.WorkflowScopeLabel] != compile.Scope([]string{"master-1"}) {
+		t.Errorf("the binaries' run has scope %s, want master-1 alone", wf.Labels[bpav1.WorkflowScopeLabel])
+	}
+	s.waitSoftwareReady(sw, 6, 2)
+	s.checkBinary(sw, filepath.Join(bindir, "tool"), "1.0", v1)
+	runs := len(s.workflows(bpav1.WorkflowKindSoftware, sw.Name))
+	v2 := s.uploadBinary("tool", "1.1")
+	s.eventually("a run for the new upload, on master-1 alone", func() error {
+		all := s.workflows(bpav1.WorkflowKindSoftware, sw.Name)
+		if len(all) != runs+1 {
+			return fmt.Errorf("%d Software Workflows, want %d", len(all), runs+1)
+		}
+		for _, w := range all {
+			if w.Name != wf.Name && w.Labels[bpav1.WorkflowGenerationLabel] == "6" && w.Labels[bpav1.WorkflowScopeLabel] != compile.Scope([]string{"master-1"}) {
+				return fmt.Errorf("the new run %s has scope %s, want master-1 alone", w.Name, w.Labels[bpav1.WorkflowScopeLabel])
+			}
+		}
+		return nil
+	})
+	s.waitSoftwareReady(sw, 6, 2)
+	s.checkBinary(sw, filepath.Join(bindir, "tool"), "1.1", v2)
 
 	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
 		s.keep(dir)
@@ -422,6 +458,22 @@ func setUp(t *testing.T) *suite {
 		}
 	})
 
+	say(t, "starting the site registry: CNCF Distribution with TLS and authentication, at %s for the pods", net.JoinHostPort(s.node.IP, "5000"))
+	s.registry = testregistry.StartSecureFor(t, s.node.IP)
+	s.registryAddr = net.JoinHostPort(s.node.IP, "5000")
+	relay, err := listenIn(s.node.NetNS, s.registryAddr)
+	must(t, err)
+	t.Cleanup(func() { relay.Close() })
+	go forward(relay, func() (net.Conn, error) { return net.Dial("tcp", s.registry.Addr) })
+	caPEM, err := os.ReadFile(s.registry.CAFile)
+	must(t, err)
+	must(t, s.c.Create(ctx(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: compile.DefaultSiteRegistrySecret, Namespace: namespace},
+		Data:       map[string][]byte{"username": []byte(s.registry.Username), "password": []byte(s.registry.Password), "ca.crt": caPEM},
+	}))
+	registry, err := siteregistry.New(siteregistry.Config{Registry: s.registry.Addr, Username: s.registry.Username, Password: s.registry.Password, CAFile: s.registry.CAFile})
+	must(t, err)
+
 	say(t, "starting bpa-workflow-controller")
 	plugins, err := workflows.Plugins()
 	must(t, err)
@@ -430,7 +482,9 @@ func setUp(t *testing.T) *suite {
 	// resolve-leases reads the lease file dnsmasq wrote (the BareMetalHosts carry no IPs),
 	// mounted from the node.
 	opts.LeaseFile, opts.LeaseFormat = site.LeaseFile, leases.FormatDnsmasq
-	mgr, err := manager.New(env.Config, manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0", Compile: opts})
+	opts.SiteRegistry = s.registryAddr
+	mgr, err := manager.New(env.Config, manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0", Compile: opts,
+		Registry: registry, RegistryPollInterval: time.Second})
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -15,11 +15,25 @@ type Report struct {
 	Changed []string `json:"changed,omitempty"`
 	// Unchanged lists the packages that were already as the CR asks.
 	Unchanged []string `json:"unchanged,omitempty"`
-	// Failed lists the packages that could not be installed, and why.
+	// Failed lists the packages and binaries that could not be installed, and why.
 	Failed []Failure `json:"failed,omitempty"`
+	// Binaries lists every binary of the CR as installed after the run.
+	Binaries []Binary `json:"binaries,omitempty"`
 }
 
-// Failure is a package that could not be installed.
+// Binary is one binary on the node after the run.
+type Binary struct {
+	Name string `json:"name"`
+	// Version is the version installed (resolved, when the CR names none).
+	Version string `json:"version"`
+	// Digest is the installed file's sha256, read on the node.
+	Digest string `json:"digest"`
+	Path   string `json:"path"`
+	// Changed: the run copied it; otherwise the node had it already.
+	Changed bool `json:"changed,omitempty"`
+}
+
+// Failure is a package (or "binary NAME") that could not be installed.
 type Failure struct {
 	Package string `json:"package"`
 	Reason  string `json:"reason"`

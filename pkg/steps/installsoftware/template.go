@@ -3,7 +3,12 @@
 package installsoftware
 
 import (
+	"path"
+	"slices"
+	"strings"
+
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
@@ -18,21 +23,53 @@ const (
 	AddressParam = "ip"
 )
 
-// Template installs the software on one node and outputs its report.
-func Template(stepImage string) wfv1.Template {
+// SiteRegistry is where install-software copies binaries from: the registry's address and the
+// Secret in the CR's namespace with its account (username, password) and CA (ca.crt).
+type SiteRegistry struct {
+	Address string
+	Secret  string //nolint:gosec // G117: a Secret's name, not its content
+}
+
+// Template installs the software on one node and outputs its report. With a site registry
+// (a Software naming binaries) the step also gets the registry's address, its CA mounted, and
+// its account as environment variables from the Secret: never a parameter.
+func Template(stepImage string, registry *SiteRegistry) wfv1.Template {
+	args := append(steps.CRArgs(),
+		"--node={{inputs.parameters."+NodeParam+"}}",
+		"--role={{inputs.parameters."+RoleParam+"}}",
+		"--address={{inputs.parameters."+AddressParam+"}}",
+		"--ssh-key="+steps.SSHKeyPath,
+		"--output="+steps.OutputsDir+"/report.json",
+	)
+	mounts := []corev1.VolumeMount{steps.SSHKeyMount()}
+	if registry != nil {
+		args = append(args, "--registry="+registry.Address, "--ca-file="+path.Join(steps.SiteRegistryDir, steps.SiteRegistryCAKey))
+		mounts = append(mounts, corev1.VolumeMount{Name: steps.SiteRegistryVolume, MountPath: steps.SiteRegistryDir, ReadOnly: true})
+	}
+	container := steps.StepContainer(stepImage, Name, args, mounts...)
+	if registry != nil {
+		for env, key := range map[string]string{"BPA_REGISTRY_USERNAME": "username", "BPA_REGISTRY_PASSWORD": "password"} {
+			container.Env = append(container.Env, corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: registry.Secret}, Key: key,
+			}}})
+		}
+		slices.SortFunc(container.Env, func(a, b corev1.EnvVar) int { return strings.Compare(a.Name, b.Name) })
+	}
 	return wfv1.Template{
 		Name: Name,
 		Inputs: wfv1.Inputs{Parameters: []wfv1.Parameter{
 			{Name: NodeParam}, {Name: RoleParam}, {Name: AddressParam},
 		}},
-		Container: steps.StepContainer(stepImage, Name, append(steps.CRArgs(),
-			"--node={{inputs.parameters."+NodeParam+"}}",
-			"--role={{inputs.parameters."+RoleParam+"}}",
-			"--address={{inputs.parameters."+AddressParam+"}}",
-			"--ssh-key="+steps.SSHKeyPath,
-			"--output="+steps.OutputsDir+"/report.json",
-		), steps.SSHKeyMount()),
+		Container:     container,
 		Outputs:       wfv1.Outputs{Parameters: []wfv1.Parameter{steps.OutputFile(steps.ReportParam, "report.json")}},
 		RetryStrategy: steps.WaitForTheWorld(),
 	}
+}
+
+// SiteRegistryVolume is the site registry Secret's CA, for the pods of Template.
+func SiteRegistryVolume(secret string) corev1.Volume {
+	return corev1.Volume{Name: steps.SiteRegistryVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: secret,
+		Items:      []corev1.KeyToPath{{Key: steps.SiteRegistryCAKey, Path: steps.SiteRegistryCAKey}},
+	}}}
 }

@@ -1,0 +1,215 @@
+package steprun_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+)
+
+type site struct {
+	t   *testing.T
+	reg *testregistry.Secure
+	c   *siteregistry.Client
+}
+
+// upload pushes random bytes as binaries/NAME:VERSION and returns them.
+func (s *site) upload(name, version string, size int) []byte {
+	s.t.Helper()
+	data := make([]byte, size)
+	_, _ = rand.Read(data)
+	path := filepath.Join(s.t.TempDir(), name+"-linux-amd64")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := s.c.PushFile(ctx, artifacts.Ref{Kind: artifacts.Binary, Name: name, Version: version}, path, siteregistry.PushOptions{}); err != nil {
+		s.t.Fatal(err)
+	}
+	return data
+}
+
+func binarySoftware(t *testing.T, ns string, bins []bpav1.BinaryPackage) steprun.CRRef {
+	t.Helper()
+	sw := &bpav1.Software{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sw", Labels: map[string]string{bpav1.ClusterLabel: "cluster-abc"}},
+		Spec:       bpav1.SoftwareSpec{MasterBinaries: bins},
+	}
+	if err := env.Client.Create(ctx(), sw); err != nil {
+		t.Fatal(err)
+	}
+	return steprun.CRRef{Namespace: ns, Name: sw.Name, UID: string(sw.UID), Generation: sw.Generation}
+}
+
+func binariesOf(r installsoftware.Report) map[string]installsoftware.Binary {
+	out := map[string]installsoftware.Binary{}
+	for _, b := range r.Binaries {
+		out[b.Name] = b
+	}
+	return out
+}
+
+// TestInstallBinariesOverSFTP installs binaries from the real registry (TLS, authentication)
+// onto a test node through the real sshd's SFTP subsystem: the newest version and a pinned one,
+// then nothing on a second run, then only the binary a new upload changed, a file changed on
+// the node put back, and failures that leave the node's file as it was.
+func TestInstallBinariesOverSFTP(t *testing.T) {
+	reg := testregistry.StartSecure(t)
+	client, err := siteregistry.New(siteregistry.Config{Registry: reg.Addr, Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &site{t: t, reg: reg, c: client}
+	s.upload("tool", "1.9", 1000)
+	tool110 := s.upload("tool", "1.10", 300<<10) // newer than 1.9, as sort -V says
+	helper := s.upload("helper", "2.0", 2000)
+	s.upload("helper", "3.0", 10)
+
+	sshd := testsshd.Start(t)
+	dir := filepath.Join(t.TempDir(), "opt", "bin") // not there yet: the step makes it
+	opts := steprun.InstallOptions{Registry: client, SSH: steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}}
+	ns := newNamespace(t)
+	ref := binarySoftware(t, ns, []bpav1.BinaryPackage{{Name: "tool", Directory: dir}, {Name: "helper", Version: "2.0", Directory: dir}})
+
+	report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := binariesOf(report)
+	if got["tool"].Version != "1.10" || !got["tool"].Changed || got["helper"].Version != "2.0" || !got["helper"].Changed ||
+		got["tool"].Path != filepath.Join(dir, "tool") || !strings.HasPrefix(got["tool"].Digest, "sha256:") {
+		t.Fatalf("first run: %+v", report.Binaries)
+	}
+	for name, want := range map[string][]byte{"tool": tool110, "helper": helper} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(data, want) {
+			t.Fatalf("%s on the node: %d bytes, %v; want the uploaded %d", name, len(data), err, len(want))
+		}
+		fi, _ := os.Stat(filepath.Join(dir, name))
+		if fi.Mode().Perm() != 0o755 || fi.Sys().(*syscall.Stat_t).Uid != 0 {
+			t.Errorf("%s: mode %v uid %d, want 0755 root", name, fi.Mode(), fi.Sys().(*syscall.Stat_t).Uid)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("the directory holds %d entries, want the 2 binaries and nothing staged", len(entries))
+	}
+	before, _ := os.Stat(filepath.Join(dir, "tool"))
+
+	again, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
+	if err != nil || binariesOf(again)["tool"].Changed || binariesOf(again)["helper"].Changed || binariesOf(again)["tool"].Digest != got["tool"].Digest {
+		t.Fatalf("second run: %+v, %v; want nothing copied", again.Binaries, err)
+	}
+	if after, _ := os.Stat(filepath.Join(dir, "tool")); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("the second run rewrote tool")
+	}
+
+	// A new upload: the unpinned binary follows it, the pinned one stays.
+	tool111 := s.upload("tool", "1.11", 5000)
+	third, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
+	if err != nil || !binariesOf(third)["tool"].Changed || binariesOf(third)["tool"].Version != "1.11" || binariesOf(third)["helper"].Changed {
+		t.Fatalf("after uploading tool 1.11: %+v, %v", third.Binaries, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "tool")); !bytes.Equal(data, tool111) {
+		t.Fatal("tool on the node is not 1.11")
+	}
+
+	// A file changed on the node is put back.
+	if err := os.WriteFile(filepath.Join(dir, "helper"), []byte("tampered"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fourth, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
+	if data, _ := os.ReadFile(filepath.Join(dir, "helper")); err != nil || !binariesOf(fourth)["helper"].Changed || !bytes.Equal(data, helper) {
+		t.Fatalf("a changed helper was not put back: %+v, %v", fourth.Binaries, err)
+	}
+
+	t.Run("a binary the registry lacks fails the step for good and is reported", func(t *testing.T) {
+		ref := binarySoftware(t, newNamespace(t), []bpav1.BinaryPackage{{Name: "missing", Directory: dir}, {Name: "tool", Version: "9.9", Directory: dir}})
+		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
+		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), "2 of 2 packages not as asked: binary missing, binary tool") {
+			t.Fatalf("%v", err)
+		}
+		if len(report.Failed) != 2 || !strings.Contains(report.Failed[0].Reason, "not in the site registry") {
+			t.Fatalf("failed = %+v", report.Failed)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "tool")); !bytes.Equal(data, tool111) {
+			t.Fatal("a failed run changed tool")
+		}
+	})
+
+	t.Run("a corrupt blob is never installed", func(t *testing.T) {
+		data := s.upload("corrupt", "1", 100<<10)
+		a, err := client.Resolve(ctx(), artifacts.Ref{Kind: artifacts.Binary, Name: "corrupt", Version: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hex := a.File.Digest.Encoded()
+		blob := filepath.Join(reg.Storage, "docker/registry/v2/blobs/sha256", hex[:2], hex, "data")
+		data[len(data)-1] ^= 0xff
+		if err := os.WriteFile(blob, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ref := binarySoftware(t, newNamespace(t), []bpav1.BinaryPackage{{Name: "corrupt", Directory: dir}})
+		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
+		if err == nil || len(report.Failed) != 1 || !strings.Contains(report.Failed[0].Reason, "mismatched digest") {
+			t.Fatalf("%v; failed = %+v", err, report.Failed)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "corrupt")); !os.IsNotExist(err) {
+			t.Fatalf("the corrupt binary is on the node: %v", err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Fatalf("the directory holds %d entries after the failure", len(entries))
+		}
+	})
+
+	t.Run("without a site registry the step says so", func(t *testing.T) {
+		noRegistry := opts
+		noRegistry.Registry = nil
+		_, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", noRegistry)
+		if err == nil || !strings.Contains(err.Error(), "no site registry (--registry)") {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+// TestBinaryPathsAreRefused: names and directories that could leave their directory or reach
+// a shell are refused by the API server (the CRD) and by the step's own checks.
+func TestBinaryPathsAreRefused(t *testing.T) {
+	ns := newNamespace(t)
+	for _, b := range []bpav1.BinaryPackage{
+		{Name: "../etc/passwd"}, {Name: "tool;reboot"}, {Name: "Tool"},
+		{Name: "tool", Directory: "/usr/../etc"}, {Name: "tool", Directory: "relative/bin"}, {Name: "tool", Directory: "/opt/./bin"},
+		{Name: "tool", Directory: "/opt/$(id)"}, {Name: "tool", Version: "-rf"},
+	} {
+		sw := &bpav1.Software{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "sw-", Labels: map[string]string{bpav1.ClusterLabel: "cluster-abc"}},
+			Spec:       bpav1.SoftwareSpec{WorkerBinaries: []bpav1.BinaryPackage{b}},
+		}
+		if err := env.Client.Create(ctx(), sw); err == nil {
+			t.Errorf("the API server accepted %+v", b)
+		}
+		if _, err := installsoftware.BinariesFor(&sw.Spec, "worker"); err == nil {
+			t.Errorf("the step accepted %+v", b)
+		}
+		if errs := sw.Validate(); len(errs) == 0 {
+			t.Errorf("Validate accepted %+v", b)
+		}
+	}
+}

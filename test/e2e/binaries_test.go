@@ -1,0 +1,75 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
+)
+
+// uploadBinary uploads random bytes as binaries/NAME:VERSION with `bpa-workflow-controller
+// upload binary`, as an operator does, and returns the file's digest.
+func (s *suite) uploadBinary(name, version string) string {
+	s.t.Helper()
+	data := make([]byte, 256<<10)
+	_, _ = rand.Read(data)
+	file := filepath.Join(s.scratch, "uploads", version, name)
+	must(s.t, os.MkdirAll(filepath.Dir(file), 0o755))
+	must(s.t, os.WriteFile(file, data, 0o600))
+	s.t.Setenv("BPA_REGISTRY_PASSWORD", s.registry.Password)
+	var out, errb bytes.Buffer
+	if code := cli.ExecuteContext(ctx(), []string{"upload", "binary", name + ":" + version, file,
+		"--registry", s.registry.Addr, "--username", s.registry.Username, "--ca-file", s.registry.CAFile,
+		"--state-dir", filepath.Join(s.scratch, "upload-state"), "-o", "json"}, &out, &errb); code != 0 {
+		s.t.Fatalf("upload binary %s:%s: exit %d: %s", name, version, code, errb.String())
+	}
+	var res struct{ FileDigest string }
+	must(s.t, json.Unmarshal(out.Bytes(), &res))
+	sum := sha256.Sum256(data)
+	if res.FileDigest != "sha256:"+hex.EncodeToString(sum[:]) {
+		s.t.Fatalf("upload says digest %s, the file's is %x", res.FileDigest, sum)
+	}
+	say(s.t, "uploaded binaries/%s:%s %s", name, version, res.FileDigest)
+	return res.FileDigest
+}
+
+// checkBinary checks the file on master-1 (the hosts share the machine's files) and what the
+// Software's status says of it.
+func (s *suite) checkBinary(sw *bpav1.Software, path, version, digest string) {
+	s.t.Helper()
+	data, err := os.ReadFile(path)
+	must(s.t, err)
+	sum := sha256.Sum256(data)
+	if got := "sha256:" + hex.EncodeToString(sum[:]); got != digest {
+		s.t.Errorf("%s on master-1 has digest %s, want %s", path, got, digest)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o755 {
+		s.t.Errorf("%s: %v, %v; want mode 0755", path, fi.Mode(), err)
+	}
+	cur := &bpav1.Software{}
+	must(s.t, s.c.Get(ctx(), client.ObjectKeyFromObject(sw), cur))
+	for _, n := range cur.Status.Nodes {
+		want := 0
+		if n.Node == "master-1" {
+			want = 1
+		}
+		if len(n.Binaries) != want {
+			s.t.Errorf("node %s reports binaries %+v", n.Node, n.Binaries)
+			continue
+		}
+		if want == 1 && (n.Binaries[0].Digest != digest || n.Binaries[0].Version != version || n.Binaries[0].Path != path) {
+			s.t.Errorf("master-1 reports %+v, want tool %s %s at %s", n.Binaries[0], version, digest, path)
+		}
+	}
+	say(s.t, "master-1 has %s %s: %s", path, version, digest)
+}
