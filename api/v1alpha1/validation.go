@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 
 // The Go side of the CRD's validation. The API server refuses most bad input already; these
@@ -244,26 +246,21 @@ func (s *Software) Validate() field.ErrorList {
 	return errs
 }
 
-var (
-	binaryNamePattern      = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*$`)
-	binaryVersionPattern   = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
-	binaryDirectoryPattern = regexp.MustCompile(`^(/[A-Za-z0-9_][A-Za-z0-9._+-]*)+$`)
-)
-
 // validateBinaries checks what reaches a path on the node and a shell there: a name that is a
-// single path element, a tag, and a directory none of whose elements is . or .. .
+// single path element, a tag, and a directory none of whose elements is . or .. (the grammar
+// of the site registry's artifacts, which the uploader and the step share).
 func validateBinaries(path *field.Path, bins []BinaryPackage) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
 	for i, b := range bins {
 		ipath := path.Index(i)
-		if !binaryNamePattern.MatchString(b.Name) || len(b.Name) > 63 {
+		if artifacts.ValidateName(b.Name) != nil {
 			errs = append(errs, field.Invalid(ipath.Child("name"), b.Name, "a binary's name is lowercase letters and digits separated by single . _ or -, at most 63 characters (one path element on the node)"))
 		}
-		if b.Version != "" && (!binaryVersionPattern.MatchString(b.Version) || len(b.Version) > 128) {
+		if b.Version != "" && artifacts.ValidateVersion(b.Version) != nil {
 			errs = append(errs, field.Invalid(ipath.Child("version"), b.Version, "a version is an OCI tag: letters, digits, _ . -, not starting with . or -, at most 128 characters"))
 		}
-		if b.Directory != "" && (!binaryDirectoryPattern.MatchString(b.Directory) || len(b.Directory) > 255) {
+		if b.Directory != "" && artifacts.ValidateDirectory(b.Directory) != nil {
 			errs = append(errs, field.Invalid(ipath.Child("directory"), b.Directory, "an absolute directory whose elements start with a letter, digit or _ (so none is . or ..) and hold only letters, digits and . _ + -"))
 		}
 		if seen[b.Name] {

@@ -219,10 +219,14 @@ func runUploadImages(cmd *cobra.Command, f *uploadFlags) error {
 	if err != nil {
 		return err
 	}
+	sources, err := siteregistry.NewSources(siteregistry.SourceOptions{PlainHTTP: f.sourcePlainHTTP, DockerConfig: !f.sourceNoConfig})
+	if err != nil {
+		return err
+	}
 	var results []uploadResult
 	for i, img := range list {
 		fmt.Fprintf(cmd.ErrOrStderr(), "copying %d/%d %s\n", i+1, len(list), img.Source) //nolint:gosec // G705: a terminal, not a web page
-		copied, err := client.CopyImage(cmd.Context(), img, siteregistry.SourceOptions{PlainHTTP: f.sourcePlainHTTP, DockerConfig: !f.sourceNoConfig})
+		copied, err := client.CopyImage(cmd.Context(), img, sources)
 		if err != nil {
 			// What was copied stays copied: say so, since stdout has nothing on failure.
 			return fmt.Errorf("%w (%d of %d images copied before it; run the list again to finish)", err, i, len(list))

@@ -70,6 +70,16 @@ func NewArgoAPI(d discovery.DiscoveryInterface, interval time.Duration) (*ArgoAP
 // Served reports whether Workflows are served (and the controllers watch them).
 func (a *ArgoAPI) Served() bool { return a.served.Load() }
 
+// missing says, into the reconcile's summary, that a CR waits for Argo, while Workflows are
+// not served.
+func (a *ArgoAPI) missing(s *summary) bool {
+	if a.Served() {
+		return false
+	}
+	*s = argoMissing
+	return true
+}
+
 // check asks discovery for the Workflow kind. Its group missing is a plain no; any other
 // failure is an error.
 func (a *ArgoAPI) check() (bool, error) {

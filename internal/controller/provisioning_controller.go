@@ -111,11 +111,7 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 }
 
 func (r *ProvisioningReconciler) requireArgo(_ context.Context, s *provisioningScope) (bool, error) {
-	if !r.Argo.Served() {
-		s.summary = argoMissing
-		return true, nil
-	}
-	return false, nil
+	return r.Argo.missing(&s.summary), nil
 }
 
 func (r *ProvisioningReconciler) listWorkflows(ctx context.Context, s *provisioningScope) (bool, error) {

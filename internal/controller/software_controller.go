@@ -100,11 +100,7 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 }
 
 func (r *SoftwareReconciler) requireArgo(_ context.Context, s *softwareScope) (bool, error) {
-	if !r.Argo.Served() {
-		s.summary = argoMissing
-		return true, nil
-	}
-	return false, nil
+	return r.Argo.missing(&s.summary), nil
 }
 
 func (r *SoftwareReconciler) listWorkflows(ctx context.Context, s *softwareScope) (bool, error) {

@@ -123,6 +123,26 @@ type SourceOptions struct {
 	DockerConfig bool
 }
 
+// Sources reads the images a list names: one authenticating client for every source registry,
+// so the credentials are read once and a registry's tokens serve every image of the list.
+type Sources struct {
+	plainHTTP bool
+	client    *auth.Client
+}
+
+// NewSources prepares reading sources; with DockerConfig it reads the docker config now.
+func NewSources(opts SourceOptions) (*Sources, error) {
+	client := &auth.Client{Cache: auth.NewCache(), Header: map[string][]string{"User-Agent": {"bpa-workflow-controller"}}}
+	if opts.DockerConfig {
+		store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("docker config: %w", err)
+		}
+		client.Credential = credentials.Credential(store)
+	}
+	return &Sources{plainHTTP: opts.PlainHTTP, client: client}, nil
+}
+
 // Copied is one image in the site registry.
 type Copied struct {
 	Source, Reference string
@@ -132,14 +152,14 @@ type Copied struct {
 // CopyImage copies one image (every platform of an index, every blob the registry lacks) to
 // the site registry. Blobs already there are skipped, so a list copied again, or after an
 // interruption, sends only what is missing.
-func (c *Client) CopyImage(ctx context.Context, img ImageCopy, opts SourceOptions) (Copied, error) {
+func (c *Client) CopyImage(ctx context.Context, img ImageCopy, sources *Sources) (Copied, error) {
 	path, tag, _ := strings.Cut(img.Target, ":")
 	dst, err := c.Repository(path)
 	if err != nil {
 		return Copied{}, err
 	}
 	ctx = auth.AppendRepositoryScope(ctx, dst.Reference, auth.ActionPull, auth.ActionPush)
-	src, srcRef, err := source(ctx, img.Source, opts)
+	src, srcRef, err := sources.open(ctx, img.Source)
 	if err != nil {
 		return Copied{}, fmt.Errorf("line %d: %w", img.Line, err)
 	}
@@ -150,7 +170,8 @@ func (c *Client) CopyImage(ctx context.Context, img ImageCopy, opts SourceOption
 	return Copied{Source: img.Source, Reference: c.Reference(path, tag), Manifest: desc}, nil
 }
 
-func source(ctx context.Context, s string, opts SourceOptions) (oras.ReadOnlyTarget, string, error) {
+// open is the image a list's SOURCE names, and its tag or digest there.
+func (sources *Sources) open(ctx context.Context, s string) (oras.ReadOnlyTarget, string, error) {
 	if dir, tag, ok := layoutSource(s); ok {
 		store, err := oci.NewFromFS(ctx, os.DirFS(dir))
 		if err != nil {
@@ -162,15 +183,7 @@ func source(ctx context.Context, s string, opts SourceOptions) (oras.ReadOnlyTar
 	if err != nil {
 		return nil, "", err
 	}
-	repo.PlainHTTP = opts.PlainHTTP
-	client := &auth.Client{Cache: auth.NewCache(), Header: map[string][]string{"User-Agent": {"bpa-workflow-controller"}}}
-	if opts.DockerConfig {
-		store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
-		if err != nil {
-			return nil, "", fmt.Errorf("docker config: %w", err)
-		}
-		client.Credential = credentials.Credential(store)
-	}
-	repo.Client = client
+	repo.PlainHTTP = sources.plainHTTP
+	repo.Client = sources.client
 	return repo, repo.Reference.Reference, nil
 }

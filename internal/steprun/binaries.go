@@ -30,6 +30,13 @@ func (r *remote) installBinaries(ctx context.Context, reg *siteregistry.Client, 
 	if reg == nil {
 		return errors.New("the Software names binaries, but install-software has no site registry (--registry)")
 	}
+	// One SFTP session for the node's copies, opened by the first.
+	defer func() {
+		if r.sftp != nil {
+			_ = r.sftp.Close()
+			r.sftp = nil
+		}
+	}()
 	var retryable error
 	for _, b := range bins {
 		got, err := r.installBinary(ctx, reg, b)
@@ -145,12 +152,12 @@ func (r *remote) sftpCopy(ctx context.Context, reg *siteregistry.Client, a siter
 		return steps.Retryable(err)
 	}
 	defer func() { _ = src.Close() }()
-	s, err := r.conn.SFTP()
-	if err != nil {
-		return steps.Retryable(err)
+	if r.sftp == nil {
+		if r.sftp, err = r.conn.SFTP(); err != nil {
+			return steps.Retryable(err)
+		}
 	}
-	defer func() { _ = s.Close() }()
-	dst, err := s.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	dst, err := r.sftp.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return fmt.Errorf("creating %s over SFTP: %w", target, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pkg/sftp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -187,11 +188,13 @@ func failureReason(p bpav1.SoftwarePackage, have string, installed bool, install
 	return fmt.Sprintf("version %s after the install, want %s", have, p.Version)
 }
 
-// remote runs the package manager's commands on one node.
+// remote runs the package manager's commands on one node, and copies its binaries.
 type remote struct {
 	conn *sshexec.Client
 	sudo bool
 	opts InstallOptions
+	// sftp is the node's SFTP session while binaries are copied (installBinaries).
+	sftp *sftp.Client
 }
 
 func (r *remote) privileged(words ...string) []string {

@@ -10,6 +10,7 @@ package artifacts
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 )
@@ -98,6 +99,20 @@ func ValidateVersion(version string) error {
 func ValidateFileName(name string) error {
 	if !fileNameRE.MatchString(name) {
 		return fmt.Errorf("file name %q: want one path element of letters, digits, '_', '.', '+', '-', not starting with '.', '+' or '-', at most 255 characters", name)
+	}
+	return nil
+}
+
+// ValidateDirectory refuses a directory that is not a clean absolute path of file names: none
+// of its elements is . or .., and none holds a character a shell would read.
+func ValidateDirectory(dir string) error {
+	if !path.IsAbs(dir) || path.Clean(dir) != dir || dir == "/" || len(dir) > 255 {
+		return fmt.Errorf("directory %q: want a clean absolute path of at most 255 characters", dir)
+	}
+	for _, e := range strings.Split(dir[1:], "/") {
+		if err := ValidateFileName(e); err != nil {
+			return fmt.Errorf("directory %q: %w", dir, err)
+		}
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package installsoftware
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -55,14 +54,8 @@ func checkBinary(b bpav1.BinaryPackage) error {
 			return fmt.Errorf("binary %s: %w", b.Name, err)
 		}
 	}
-	dir := b.InstallDirectory()
-	if !path.IsAbs(dir) || path.Clean(dir) != dir {
-		return fmt.Errorf("binary %s: directory %q is not a clean absolute path", b.Name, dir)
-	}
-	for _, e := range strings.Split(dir[1:], "/") {
-		if err := artifacts.ValidateFileName(e); err != nil {
-			return fmt.Errorf("binary %s: directory %q: %w", b.Name, dir, err)
-		}
+	if err := artifacts.ValidateDirectory(b.InstallDirectory()); err != nil {
+		return fmt.Errorf("binary %s: %w", b.Name, err)
 	}
 	return nil
 }
