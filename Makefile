@@ -90,6 +90,7 @@ fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, 
 	go test ./pkg/artifacts -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime $(FUZZTIME)
 	go test ./internal/siteregistry -run '^$$' -fuzz '^FuzzParseImageList$$' -fuzztime $(FUZZTIME)
 	go test ./internal/fileserver -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME)
+	go test ./internal/fileserver -run '^$$' -fuzz '^FuzzParseOCIPath$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench
 bench: ## Run the benchmarks.

@@ -136,6 +136,9 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{[]string{"siteRegistry.mode=harbor"}, `siteRegistry.mode "harbor": want deploy, external or none`},
 		{[]string{"siteRegistry.mode=external"}, "siteRegistry.mode external needs siteRegistry.external.address"},
 		{[]string{"siteRegistry.mode=external", "siteRegistry.external.address=harbor.site.example/bpa"}, "needs siteRegistry.auth.secretName"},
+		{[]string{"siteRegistry.maxUploadSize=lots"}, `siteRegistry.maxUploadSize "lots": want a size such as 32Gi`},
+		{[]string{"offline.enabled=true"}, "offline.mirrorURL: name the file server as the nodes reach it"},
+		{[]string{"offline.enabled=true", "offline.mirrorURL=http://10.10.0.2:30580", "siteRegistry.mode=none"}, "siteRegistry.mode may not be none"},
 	} {
 		t.Run(strings.Join(tc.set, ","), func(t *testing.T) {
 			args := []string{"template", release, chart}

@@ -122,6 +122,13 @@ type ProvisioningSpec struct {
 	// hostSelector says where to look for BareMetalHosts.
 	// +optional
 	HostSelector *HostSelector `json:"hostSelector,omitempty"`
+
+	// offline, for a site without internet access: kubespray downloads its files and images,
+	// containerd pulls every image, and the KUD plugins read their manifests from the site's
+	// mirror (the site registry, through the controller's --offline-mirror). Unset: the
+	// controller's default (--offline).
+	// +optional
+	Offline *bool `json:"offline,omitempty"`
 }
 
 // HostStatus is a placed host.

@@ -78,7 +78,7 @@ func runPlan(f *planFlags) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	inventory, _, err := renderinventory.Render(p, addressed)
+	inventory, _, err := renderinventory.Render(p, addressed, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func NewRootCommand() *cobra.Command {
 	root.RunE = run.RunE
 	root.Args = cobra.NoArgs
 	root.Flags().AddFlagSet(run.Flags())
-	root.AddCommand(run, newCompileCommand(), newPlanCommand(), newStepCommand(), newUploadCommand(), newServeFilesCommand())
+	root.AddCommand(run, newCompileCommand(), newPlanCommand(), newStepCommand(), newUploadCommand(), newServeFilesCommand(), newRegistryGateCommand())
 	return root
 }
 

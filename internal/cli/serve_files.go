@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,14 +20,17 @@ func newServeFilesCommand() *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "serve-files --registry HOST[/PREFIX] [--listen :8080]",
-		Short: "Serve the site registry's binaries and OS images over plain HTTP, read-only",
-		Long: `Serve the site registry's binaries and OS images over plain HTTP, read-only, for what
-needs a URL (a BareMetalHost's image.url and image.checksum):
+		Short: "Serve the site registry's files and images over plain HTTP, read-only: the site's mirror",
+		Long: `Serve the site registry's files and images over plain HTTP, read-only, for what needs a URL
+(a BareMetalHost's image.url and image.checksum, kubespray's files_repo, the KUD plugins'
+manifests) and for the nodes' container runtime in offline mode (--offline-mirror):
 
   GET /binaries/NAME/VERSION/FILE       GET /os-images/NAME/VERSION/FILE
+  GET /files/NAME/VERSION/PATH          a file of a file set
   GET .../FILE.sha256sum                (HEX  FILE, as sha256sum writes it)
+  GET /v2/...                           the registry's images, pulls only, without an account
 
-Every file is read from the registry and checked against its digest as it is served.`,
+Every file and blob is read from the registry and checked against its digest as it is served.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			client, err := f.client(cmd.InOrStdin())
@@ -34,7 +38,7 @@ Every file is read from the registry and checked against its digest as it is ser
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			return serveFiles(cmd.Context(), listen, &fileserver.Handler{Registry: client, Log: log}, log)
+			return serve(cmd.Context(), listen, &fileserver.Handler{Registry: client, Log: log}, nil, log, "serving the site registry's files")
 		},
 	}
 	f.addTo(cmd.Flags())
@@ -42,11 +46,15 @@ Every file is read from the registry and checked against its digest as it is ser
 	return cmd
 }
 
-// serveFiles serves until ctx ends, then lets running downloads finish for up to 30 s.
-func serveFiles(ctx context.Context, listen string, h http.Handler, log *slog.Logger) error {
+// serve serves h (over TLS with tlsConfig) until ctx ends, then lets running requests finish
+// for up to 30 s.
+func serve(ctx context.Context, listen string, h http.Handler, tlsConfig *tls.Config, log *slog.Logger, what string) error {
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
+	}
+	if tlsConfig != nil {
+		l = tls.NewListener(l, tlsConfig)
 	}
 	srv := &http.Server{
 		Handler: h,
@@ -54,7 +62,7 @@ func serveFiles(ctx context.Context, listen string, h http.Handler, log *slog.Lo
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	log.Info("serving the site registry's files", "address", l.Addr().String())
+	log.Info(what, "address", l.Addr().String())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	select {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
@@ -379,13 +380,17 @@ func newResolveLeasesStep() *cobra.Command {
 
 func newRenderInventoryStep() *cobra.Command {
 	var cr crFlags
-	var crFile, hostsFile, outputDir string
+	var crFile, hostsFile, outputDir, mirrorURL, kubesprayFiles string
 	cmd := &cobra.Command{
-		Use:   renderinventory.Name + " (--namespace NS --name N --uid U --generation G | --cr FILE) --hosts FILE --output-dir DIR",
+		Use:   renderinventory.Name + " (--namespace NS --name N --uid U --generation G | --cr FILE) --hosts FILE --output-dir DIR [--offline-mirror URL --offline-kubespray-files NAME:VERSION]",
 		Short: "Render kubespray's inventory and extra variables for the addressed hosts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			placed, err := readPlacements(hostsFile)
+			if err != nil {
+				return err
+			}
+			mirror, err := offlineMirror(mirrorURL, kubesprayFiles)
 			if err != nil {
 				return err
 			}
@@ -395,7 +400,7 @@ func newRenderInventoryStep() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if inventory, extraVars, err = steprun.RenderInventory(cmd.Context(), c, ref, placed); err != nil {
+				if inventory, extraVars, err = steprun.RenderInventory(cmd.Context(), c, ref, placed, mirror); err != nil {
 					return err
 				}
 			} else {
@@ -403,7 +408,7 @@ func newRenderInventoryStep() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if inventory, extraVars, err = renderinventory.Render(p, placed); err != nil {
+				if inventory, extraVars, err = renderinventory.Render(p, placed, mirror); err != nil {
 					return err
 				}
 			}
@@ -417,8 +422,29 @@ func newRenderInventoryStep() *cobra.Command {
 	cmd.Flags().StringVar(&crFile, "cr", "", "file holding the Provisioning")
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "addressed hosts, as resolve-leases wrote them (required)")
 	cmd.Flags().StringVar(&outputDir, "output-dir", ".", "directory to write "+renderinventory.InventoryFile+" and "+renderinventory.ExtraVarsFile+" into")
+	cmd.Flags().StringVar(&mirrorURL, renderinventory.OfflineMirrorFlag, "", "offline mode: the site's mirror (the file server as the nodes reach it)")
+	cmd.Flags().StringVar(&kubesprayFiles, renderinventory.OfflineKubesprayFilesFlag, "", "offline mode: the file set serving kubespray's files_repo, NAME:VERSION")
 	_ = cmd.MarkFlagRequired("hosts")
 	return cmd
+}
+
+// offlineMirror is the mirror the offline flags name, or nil without them.
+func offlineMirror(url, kubesprayFiles string) (*offline.Mirror, error) {
+	if url == "" && kubesprayFiles == "" {
+		return nil, nil
+	}
+	if url == "" || kubesprayFiles == "" {
+		return nil, errors.New("--" + renderinventory.OfflineMirrorFlag + " and --" + renderinventory.OfflineKubesprayFilesFlag + " go together")
+	}
+	files, err := offline.ParseFileSet(kubesprayFiles)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", renderinventory.OfflineKubesprayFilesFlag, err)
+	}
+	m := &offline.Mirror{URL: url, KubesprayFiles: files}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("--%s: %w", renderinventory.OfflineMirrorFlag, err)
+	}
+	return m, nil
 }
 
 func optionalFormat(format string) (leases.Format, error) {

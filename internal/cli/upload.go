@@ -53,14 +53,16 @@ type uploadFlags struct {
 func newUploadCommand() *cobra.Command {
 	f := &uploadFlags{}
 	cmd := &cobra.Command{
-		Use:   "upload binary|os-image|images ...",
-		Short: "Upload binaries, OS images and container images to the site's OCI registry",
-		Long: `Upload binaries, OS images and container images to the site's OCI registry.
+		Use:   "upload binary|os-image|file-set|images ...",
+		Short: "Upload binaries, OS images, file sets and container images to the site's OCI registry",
+		Long: `Upload binaries, OS images, file sets and container images to the site's OCI registry.
 
 A binary or an OS image becomes an OCI artifact, <prefix>/binaries/NAME:VERSION or
-<prefix>/os-images/NAME:VERSION, holding the file under its own name. It goes up in chunks; an
-upload that is interrupted resumes where the registry stopped when the same command runs again.
-A version names one file: uploading another file under it is refused unless --replace.
+<prefix>/os-images/NAME:VERSION, holding the file under its own name. A file set (kubespray's
+offline files, the KUD plugins' manifests) becomes <prefix>/files/NAME:VERSION, one layer per
+file under its path in the directory. Files go up in chunks; an upload that is interrupted
+resumes where the registry stopped when the same command runs again. A version names one file
+or one set: uploading other content under it is refused unless --replace.
 
 The registry and its account come from flags or from BPA_REGISTRY, BPA_REGISTRY_USERNAME and
 BPA_REGISTRY_PASSWORD (or --password-stdin); a password is never a flag.`,
@@ -78,6 +80,17 @@ BPA_REGISTRY_PASSWORD (or --password-stdin); a password is never a flag.`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return runUploadFile(cmd, f, kind, args[0], args[1])
 			},
+		}
+		if kind == artifacts.FileSet {
+			c.Use = string(kind) + " NAME:VERSION DIRECTORY"
+			c.Long = `Upload the regular files under DIRECTORY as one OCI artifact, files/NAME:VERSION, each file
+under its path in DIRECTORY; serve-files serves it at /files/NAME/VERSION/PATH.
+
+For kubespray's files_repo, upload what kubespray's contrib/offline/manage-offline-files.sh
+downloads (its offline-files directory) as kubespray:TAG, TAG the kubespray image's. For the
+KUD plugins, a directory of PLUGIN.yaml files. Symbolic links and hidden files are refused, so
+the set is exactly what the directory shows. --max-size bounds the whole set.`
+			c.RunE = func(cmd *cobra.Command, args []string) error { return runUploadSet(cmd, f, args[0], args[1]) }
 		}
 		c.Flags().StringVar(&f.maxSize, "max-size", "32Gi", "refuse a file larger than this (a Kubernetes quantity)")
 		c.Flags().StringVar(&f.chunkSize, "chunk-size", "16Mi", "size of one chunk of the upload")
@@ -102,7 +115,8 @@ holds are not sent again, so running a list again finishes what an interruption 
 	images.Flags().BoolVar(&f.sourcePlainHTTP, "source-plain-http", false, "read source registries over HTTP (for development)")
 	images.Flags().BoolVar(&f.sourceNoConfig, "source-anonymous", false, "read sources anonymously, not with the docker config's credentials")
 	_ = images.MarkFlagRequired("from")
-	cmd.AddCommand(file(artifacts.Binary, "a binary package"), file(artifacts.OSImage, "a Linux OS image"), images)
+	cmd.AddCommand(file(artifacts.Binary, "a binary package"), file(artifacts.OSImage, "a Linux OS image"),
+		file(artifacts.FileSet, "a directory of files"), images)
 	return cmd
 }
 
@@ -156,33 +170,58 @@ type uploadResult struct {
 	Reference      string `json:"reference"`
 	ManifestDigest string `json:"manifestDigest"`
 	FileDigest     string `json:"fileDigest,omitempty"`
+	Files          int    `json:"files,omitempty"`
 	Size           int64  `json:"size,omitempty"`
 	ResumedAt      int64  `json:"resumedAt,omitempty"`
 	Sent           *int64 `json:"sent,omitempty"`
 	Source         string `json:"source,omitempty"`
 }
 
-func runUploadFile(cmd *cobra.Command, f *uploadFlags, kind artifacts.Kind, refArg, path string) error {
+// pushSetup reads what every file upload needs: the reference, the bounds and the client.
+func (f *uploadFlags) pushSetup(cmd *cobra.Command, kind artifacts.Kind, refArg string) (artifacts.Ref, siteregistry.PushOptions, *siteregistry.Client, error) {
 	ref, err := artifacts.ParseRef(kind, refArg)
 	if err != nil {
-		return err
+		return ref, siteregistry.PushOptions{}, nil, err
 	}
 	maxSize, err := quantity("max-size", f.maxSize)
 	if err != nil {
-		return err
+		return ref, siteregistry.PushOptions{}, nil, err
 	}
 	chunk, err := quantity("chunk-size", f.chunkSize)
 	if err != nil {
-		return err
+		return ref, siteregistry.PushOptions{}, nil, err
 	}
 	client, err := f.siteClient(cmd.InOrStdin())
+	opts := siteregistry.PushOptions{
+		ChunkSize: chunk, MaxSize: maxSize, StateDir: f.stateDir, Replace: f.replace, Progress: progressPrinter(cmd.ErrOrStderr()),
+	}
+	return ref, opts, client, err
+}
+
+func runUploadSet(cmd *cobra.Command, f *uploadFlags, refArg, dir string) error {
+	ref, opts, client, err := f.pushSetup(cmd, artifacts.FileSet, refArg)
 	if err != nil {
 		return err
 	}
-	progress := progressPrinter(cmd.ErrOrStderr())
-	pushed, err := client.PushFile(cmd.Context(), ref, path, siteregistry.PushOptions{
-		ChunkSize: chunk, MaxSize: maxSize, StateDir: f.stateDir, Replace: f.replace, Progress: progress,
-	})
+	pushed, err := client.PushFileSet(cmd.Context(), ref, dir, opts)
+	if err != nil {
+		if pushed.Sent > 0 && f.stateDir != "" {
+			return fmt.Errorf("%w (run the same command again to resume)", err)
+		}
+		return err
+	}
+	return printUploads(cmd.OutOrStdout(), f.output, []uploadResult{{
+		Reference: pushed.Reference, ManifestDigest: pushed.Manifest.Digest.String(),
+		Files: pushed.Files, Size: pushed.Size, Sent: &pushed.Sent,
+	}})
+}
+
+func runUploadFile(cmd *cobra.Command, f *uploadFlags, kind artifacts.Kind, refArg, path string) error {
+	ref, opts, client, err := f.pushSetup(cmd, kind, refArg)
+	if err != nil {
+		return err
+	}
+	pushed, err := client.PushFile(cmd.Context(), ref, path, opts)
 	if err != nil {
 		if pushed.Sent > 0 && f.stateDir != "" {
 			return fmt.Errorf("%w (run the same command again to resume)", err)
@@ -248,10 +287,13 @@ func printUploads(w io.Writer, format string, results []uploadResult) error {
 	for _, r := range results {
 		line := r.Reference + " " + r.ManifestDigest
 		if r.FileDigest != "" {
-			line += fmt.Sprintf(" file %s %s", r.FileDigest, siteregistry.HumanBytes(r.Size))
+			line += fmt.Sprintf(" file %s %s", r.FileDigest, artifacts.HumanBytes(r.Size))
+		}
+		if r.Files > 0 {
+			line += fmt.Sprintf(" %d files %s", r.Files, artifacts.HumanBytes(r.Size))
 		}
 		if r.ResumedAt > 0 {
-			line += " resumed at " + siteregistry.HumanBytes(r.ResumedAt)
+			line += " resumed at " + artifacts.HumanBytes(r.ResumedAt)
 		}
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
@@ -269,12 +311,12 @@ func progressPrinter(w io.Writer) func(siteregistry.Progress) {
 			pct = int(p.Done * 100 / p.Total)
 		}
 		if last < 0 && p.ResumedAt > 0 {
-			fmt.Fprintf(w, "resuming %s at %s of %s\n", p.File, siteregistry.HumanBytes(p.ResumedAt), siteregistry.HumanBytes(p.Total))
+			fmt.Fprintf(w, "resuming %s at %s of %s\n", p.File, artifacts.HumanBytes(p.ResumedAt), artifacts.HumanBytes(p.Total))
 		}
 		if last >= 0 && pct/10 == last/10 && pct != 100 {
 			return
 		}
 		last = pct
-		fmt.Fprintf(w, "uploading %s: %s of %s (%d%%)\n", p.File, siteregistry.HumanBytes(p.Done), siteregistry.HumanBytes(p.Total), pct)
+		fmt.Fprintf(w, "uploading %s: %s of %s (%d%%)\n", p.File, artifacts.HumanBytes(p.Done), artifacts.HumanBytes(p.Total), pct)
 	}
 }

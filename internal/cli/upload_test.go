@@ -29,6 +29,7 @@ import (
 
 type uploaded struct {
 	Reference, ManifestDigest, FileDigest, Source string
+	Files                                         int
 	Size, ResumedAt                               int64
 	Sent                                          *int64
 }
@@ -216,6 +217,50 @@ func TestUploadImagesFromAList(t *testing.T) {
 	}
 }
 
+// TestUploadFileSet uploads a directory as kubespray's files_repo would hold it, and reads it
+// back through serve-files' paths.
+func TestUploadFileSet(t *testing.T) {
+	reg := testregistry.StartSecure(t)
+	siteEnv(t, reg)
+	dir := t.TempDir()
+	kubeadm := filepath.Join(dir, "dl.k8s.io", "release", "v1.33.1", "bin", "linux", "amd64", "kubeadm")
+	if err := os.MkdirAll(filepath.Dir(kubeadm), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubeadm, bytes.Repeat([]byte("k"), 2<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "runc.amd64"), []byte("runc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run("upload", "file-set", "kubespray:v2.28.0", dir, "--ca-file", reg.CAFile, "--state-dir", t.TempDir(), "-o", "json")
+	if code != 0 {
+		t.Fatalf("upload file-set: exit %d: %s", code, stderr)
+	}
+	var res uploaded
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if res.Reference != reg.Addr+"/site/files/kubespray:v2.28.0" || res.Files != 2 || res.Size != 2<<20+4 || *res.Sent != res.Size {
+		t.Fatalf("result %+v", res)
+	}
+	if !strings.Contains(stderr, "uploading dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm: 2.0 MiB of 2.0 MiB (100%)") {
+		t.Fatalf("no progress on stderr: %s", stderr)
+	}
+	// Text output, the second time: nothing sent.
+	code, stdout, stderr = run("upload", "file-set", "kubespray:v2.28.0", dir, "--ca-file", reg.CAFile, "--state-dir", t.TempDir())
+	if code != 0 || !strings.HasPrefix(stdout, reg.Addr+"/site/files/kubespray:v2.28.0 sha256:") || !strings.Contains(stdout, " 2 files 2.0 MiB") {
+		t.Fatalf("second upload: exit %d: %s%s", code, stdout, stderr)
+	}
+	// A file, not a directory; and a set bigger than the bound.
+	if code, _, stderr := run("upload", "file-set", "kubespray:v2", kubeadm, "--ca-file", reg.CAFile); code == 0 || !strings.Contains(stderr, "kubeadm: not a directory") {
+		t.Fatalf("upload of a file as a set: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run("upload", "file-set", "kubespray:v3", dir, "--ca-file", reg.CAFile, "--max-size", "1Mi"); code == 0 || !strings.Contains(stderr, "over the upload bound of 1.0 MiB") {
+		t.Fatalf("upload over the bound: exit %d: %s", code, stderr)
+	}
+}
+
 func TestServeFilesServesAnUpload(t *testing.T) {
 	reg := testregistry.StartSecure(t)
 	siteEnv(t, reg)
@@ -256,5 +301,24 @@ func TestServeFilesServesAnUpload(t *testing.T) {
 	cancel()
 	if code := <-exited; code != 0 {
 		t.Fatalf("serve-files exited %d after its context ended: %s", code, stderr.String())
+	}
+}
+
+func TestRegistryGateRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"registry-gate"}, `required flag(s) "upstream" not set`},
+		{[]string{"registry-gate", "--upstream", "https://127.0.0.1:5001"}, "want http://HOST:PORT, the registry beside the gate"},
+		{[]string{"registry-gate", "--upstream", "http://127.0.0.1:5001/v2"}, "want http://HOST:PORT"},
+		{[]string{"registry-gate", "--upstream", "http://127.0.0.1:5001", "--max-upload-size", "0"}, "--max-upload-size \"0\": want a positive size"},
+		{[]string{"registry-gate", "--upstream", "http://127.0.0.1:5001", "--tls-cert-file", "/x"}, "--tls-cert-file and --tls-key-file go together"},
+		{[]string{"registry-gate", "--upstream", "http://127.0.0.1:5001", "--tls-cert-file", "/nope.crt", "--tls-key-file", "/nope.key"}, "--tls-cert-file: open /nope.crt"},
+	} {
+		code, _, stderr := run(tc.args...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %q", tc.args, code, stderr, tc.want)
+		}
 	}
 }

@@ -35,33 +35,9 @@ func (a Artifact) FileName() string { return a.File.Annotations[artifacts.TitleA
 // ResolveFile reads ref's manifest and checks that it is an artifact of ref's kind holding one
 // file with a safe name. It wraps errdef.ErrNotFound when the version does not exist.
 func ResolveFile(ctx context.Context, repo *remote.Repository, ref artifacts.Ref) (Artifact, error) {
-	desc, rc, err := repo.FetchReference(ctx, ref.Version)
+	desc, m, err := fetchArtifactManifest(ctx, repo, ref)
 	if err != nil {
-		return Artifact{}, fmt.Errorf("%s: %w", ref, err)
-	}
-	defer func() { _ = rc.Close() }()
-	if desc.MediaType != ocispec.MediaTypeImageManifest {
-		return Artifact{}, fmt.Errorf("%s: a %s, not an artifact manifest", ref, desc.MediaType)
-	}
-	if desc.Size > maxManifestSize {
-		return Artifact{}, fmt.Errorf("%s: manifest of %d bytes, over the %d this reads", ref, desc.Size, maxManifestSize)
-	}
-	raw, err := content.ReadAll(rc, desc)
-	if err != nil {
-		return Artifact{}, fmt.Errorf("%s: manifest: %w", ref, err)
-	}
-	var m ocispec.Manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return Artifact{}, fmt.Errorf("%s: manifest: %w", ref, err)
-	}
-	// oras push writes the type as artifactType (image-spec v1.1) or, for older registries, as
-	// the config's media type.
-	kind, ok := artifacts.KindOfArtifactType(m.ArtifactType)
-	if !ok {
-		kind, ok = artifacts.KindOfArtifactType(m.Config.MediaType)
-	}
-	if !ok || kind != ref.Kind {
-		return Artifact{}, fmt.Errorf("%s: artifact type %q, want %q", ref, m.ArtifactType+m.Config.MediaType, ref.Kind.ArtifactType())
+		return Artifact{}, err
 	}
 	if len(m.Layers) != 1 {
 		return Artifact{}, fmt.Errorf("%s: %d layers, want the one file", ref, len(m.Layers))
@@ -71,6 +47,40 @@ func ResolveFile(ctx context.Context, repo *remote.Repository, ref artifacts.Ref
 		return Artifact{}, fmt.Errorf("%s: %w", ref, err)
 	}
 	return Artifact{Ref: ref, Manifest: desc, File: layer}, nil
+}
+
+// fetchArtifactManifest reads ref's manifest, digest-checked, and checks that it is an
+// artifact of ref's kind.
+func fetchArtifactManifest(ctx context.Context, repo *remote.Repository, ref artifacts.Ref) (ocispec.Descriptor, ocispec.Manifest, error) {
+	var m ocispec.Manifest
+	desc, rc, err := repo.FetchReference(ctx, ref.Version)
+	if err != nil {
+		return desc, m, fmt.Errorf("%s: %w", ref, err)
+	}
+	defer func() { _ = rc.Close() }()
+	if desc.MediaType != ocispec.MediaTypeImageManifest {
+		return desc, m, fmt.Errorf("%s: a %s, not an artifact manifest", ref, desc.MediaType)
+	}
+	if desc.Size > maxManifestSize {
+		return desc, m, fmt.Errorf("%s: manifest of %d bytes, over the %d this reads", ref, desc.Size, maxManifestSize)
+	}
+	raw, err := content.ReadAll(rc, desc)
+	if err != nil {
+		return desc, m, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return desc, m, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	// oras push writes the type as artifactType (image-spec v1.1) or, for older registries, as
+	// the config's media type.
+	kind, ok := artifacts.KindOfArtifactType(m.ArtifactType)
+	if !ok {
+		kind, ok = artifacts.KindOfArtifactType(m.Config.MediaType)
+	}
+	if !ok || kind != ref.Kind {
+		return desc, m, fmt.Errorf("%s: artifact type %q, want %q", ref, m.ArtifactType+m.Config.MediaType, ref.Kind.ArtifactType())
+	}
+	return desc, m, nil
 }
 
 // Resolve finds ref in the site registry.
@@ -96,16 +106,28 @@ func (c *Client) OpenFile(ctx context.Context, a Artifact) (io.ReadCloser, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", a.Ref, err)
 	}
-	return &verifiedFile{rc: rc, vr: content.NewVerifyReader(rc, a.File), name: a.Ref.String()}, nil
+	return &verifiedFile{Reader: Verified(rc, a.File, a.Ref.String()), rc: rc}, nil
 }
 
 type verifiedFile struct {
-	rc   io.ReadCloser
+	io.Reader
+	rc io.Closer
+}
+
+func (f *verifiedFile) Close() error { return f.rc.Close() }
+
+// Verified wraps r, a blob's bytes, so that reading it to the end checks them against desc's
+// size and digest: a short, long or corrupt blob ends in an error naming name instead of EOF.
+func Verified(r io.Reader, desc ocispec.Descriptor, name string) io.Reader {
+	return &verifiedReader{vr: content.NewVerifyReader(r, desc), name: name}
+}
+
+type verifiedReader struct {
 	vr   *content.VerifyReader
 	name string
 }
 
-func (f *verifiedFile) Read(p []byte) (int, error) {
+func (f *verifiedReader) Read(p []byte) (int, error) {
 	n, err := f.vr.Read(p)
 	if err == io.EOF {
 		if verr := f.vr.Verify(); verr != nil {
@@ -114,8 +136,6 @@ func (f *verifiedFile) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-func (f *verifiedFile) Close() error { return f.rc.Close() }
 
 // ResolveBinary finds binaries/NAME at version, or at its newest version when version is empty
 // (what a Software's binary entry asks for).

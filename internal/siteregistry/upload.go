@@ -91,17 +91,11 @@ func (c *Client) PushFile(ctx context.Context, ref artifacts.Ref, path string, o
 		return Pushed{}, fmt.Errorf("%s: not a regular file", path)
 	}
 	if opts.MaxSize > 0 && fi.Size() > opts.MaxSize {
-		return Pushed{}, fmt.Errorf("%s is %s, over the upload bound of %s (--max-size)", path, HumanBytes(fi.Size()), HumanBytes(opts.MaxSize))
+		return Pushed{}, fmt.Errorf("%s is %s, over the upload bound of %s (--max-size)", path, artifacts.HumanBytes(fi.Size()), artifacts.HumanBytes(opts.MaxSize))
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	layer, err := fileLayer(f, fi, name)
+	if err != nil {
 		return Pushed{}, fmt.Errorf("%s: %w", path, err)
-	}
-	layer := ocispec.Descriptor{
-		MediaType:   artifacts.LayerMediaType,
-		Digest:      digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(h.Sum(nil))),
-		Size:        fi.Size(),
-		Annotations: map[string]string{artifacts.TitleAnnotation: name},
 	}
 
 	repo, err := c.Repository(ref.Repository())
@@ -113,29 +107,60 @@ func (c *Client) PushFile(ctx context.Context, ref artifacts.Ref, path string, o
 	if err := c.checkTag(ctx, repo, ref, layer, opts.Replace); err != nil {
 		return Pushed{}, err
 	}
-	if pushed.AlreadyThere, err = repo.Blobs().Exists(ctx, layer); err != nil {
-		return Pushed{}, fmt.Errorf("%s: %w", pushed.Reference, err)
+	if pushed.AlreadyThere, pushed.ResumedAt, pushed.Sent, err = c.pushBlob(ctx, repo, layer, f, name, opts); err != nil {
+		return pushed, fmt.Errorf("%s: %w", pushed.Reference, err)
 	}
-	if !pushed.AlreadyThere {
-		if pushed.ResumedAt, pushed.Sent, err = c.uploadBlob(ctx, repo, layer, f, name, opts); err != nil {
-			return pushed, fmt.Errorf("%s: uploading %s: %w", pushed.Reference, name, err)
-		}
+	pushed.Manifest, err = tagArtifact(ctx, repo, ref, []ocispec.Descriptor{layer}, fi.ModTime())
+	if err != nil {
+		return pushed, fmt.Errorf("%s: %w", pushed.Reference, err)
 	}
-	// The manifest is reproducible: the same file under the same version is the same digest.
-	pushed.Manifest, err = oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, ref.Kind.ArtifactType(), oras.PackManifestOptions{
-		Layers: []ocispec.Descriptor{layer},
+	return pushed, nil
+}
+
+// tagArtifact packs the manifest of ref's layers and tags it with ref's version. The manifest
+// is reproducible (created is the newest file's time): the same files under the same version
+// are the same digest.
+func tagArtifact(ctx context.Context, repo *remote.Repository, ref artifacts.Ref, layers []ocispec.Descriptor, created time.Time) (ocispec.Descriptor, error) {
+	m, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, ref.Kind.ArtifactType(), oras.PackManifestOptions{
+		Layers: layers,
 		ManifestAnnotations: map[string]string{
-			ocispec.AnnotationCreated: fi.ModTime().UTC().Format(time.RFC3339),
+			ocispec.AnnotationCreated: created.UTC().Format(time.RFC3339),
 			ocispec.AnnotationVersion: ref.Version,
 		},
 	})
 	if err != nil {
-		return pushed, fmt.Errorf("%s: manifest: %w", pushed.Reference, err)
+		return m, fmt.Errorf("manifest: %w", err)
 	}
-	if err := repo.Tag(ctx, pushed.Manifest, ref.Version); err != nil {
-		return pushed, fmt.Errorf("%s: tag: %w", pushed.Reference, err)
+	if err := repo.Tag(ctx, m, ref.Version); err != nil {
+		return m, fmt.Errorf("tag: %w", err)
 	}
-	return pushed, nil
+	return m, nil
+}
+
+// fileLayer is the layer of a file: its digest, size and title.
+func fileLayer(f *os.File, fi os.FileInfo, title string) (ocispec.Descriptor, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	return ocispec.Descriptor{
+		MediaType:   artifacts.LayerMediaType,
+		Digest:      digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(h.Sum(nil))),
+		Size:        fi.Size(),
+		Annotations: map[string]string{artifacts.TitleAnnotation: title},
+	}, nil
+}
+
+// pushBlob sends a layer's blob unless the registry holds it already.
+func (c *Client) pushBlob(ctx context.Context, repo *remote.Repository, layer ocispec.Descriptor, f *os.File, name string, opts PushOptions) (alreadyThere bool, resumedAt, sent int64, err error) {
+	if alreadyThere, err = repo.Blobs().Exists(ctx, layer); err != nil || alreadyThere {
+		return alreadyThere, 0, 0, err
+	}
+	resumedAt, sent, err = c.uploadBlob(ctx, repo, layer, f, name, opts)
+	if err != nil {
+		err = fmt.Errorf("uploading %s: %w", name, err)
+	}
+	return false, resumedAt, sent, err
 }
 
 // checkTag refuses to move a version to another file unless asked: a version names one file,
@@ -408,18 +433,4 @@ func requestError(doing string, err error) error {
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
-}
-
-// HumanBytes prints a size in binary units, as upload bounds and progress are read.
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -62,7 +62,13 @@ func readBack(t *testing.T, c *Client, ref artifacts.Ref) (Artifact, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := c.OpenFile(ctx, a)
+	return a, readFile(t, c, a)
+}
+
+// readFile reads an artifact's file through OpenFile, digest-checked.
+func readFile(t *testing.T, c *Client, a Artifact) []byte {
+	t.Helper()
+	rc, err := c.OpenFile(testContext(t), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +77,7 @@ func readBack(t *testing.T, c *Client, ref artifacts.Ref) (Artifact, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, data
+	return data
 }
 
 func TestPushFileThenReadItBack(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
@@ -72,10 +73,10 @@ func resolve(placed []placement.Placement, src leases.Source) ([]placement.Place
 
 // RenderInventory renders kubespray's inventory and extra variables from the CR, read through
 // the API at the Workflow's generation, and the addressed hosts.
-func RenderInventory(ctx context.Context, c client.Reader, ref CRRef, placed []placement.Placement) (inventory, extraVars []byte, err error) {
+func RenderInventory(ctx context.Context, c client.Reader, ref CRRef, placed []placement.Placement, mirror *offline.Mirror) (inventory, extraVars []byte, err error) {
 	p := &bpav1.Provisioning{}
 	if err := get(ctx, c, ref, p, "Provisioning"); err != nil {
 		return nil, nil, err
 	}
-	return renderinventory.Render(p, placed)
+	return renderinventory.Render(p, placed, mirror)
 }

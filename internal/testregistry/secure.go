@@ -12,12 +12,15 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/registrygate"
 )
 
 // Secure is a registry as a site runs it: TLS with its own CA, and every request
@@ -44,6 +47,52 @@ func StartSecure(t testing.TB) *Secure {
 // relay to the loopback registry listens on (a node's, in a network namespace).
 func StartSecureFor(t testing.TB, ips ...string) *Secure {
 	t.Helper()
+	s, dir := newSecure(t, ips)
+	extra := fmt.Sprintf(`  tls:
+    certificate: %s
+    key: %s
+auth:
+  htpasswd:
+    realm: bpa-site
+    path: %s
+`, filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(dir, "htpasswd"))
+	s.Addr = start(t, dir, extra, "https", func(c *http.Client) {
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.CAs, MinVersion: tls.VersionTLS12}}
+	})
+	return s
+}
+
+// StartBounded is a site registry as the chart deploys it: Distribution with htpasswd on
+// loopback over plain HTTP, behind the gate (registrygate) that holds the TLS certificate and
+// refuses uploads over maxUpload bytes. Addr is the gate's.
+func StartBounded(t testing.TB, maxUpload int64) *Secure {
+	t.Helper()
+	s, dir := newSecure(t, nil)
+	upstream := start(t, dir, fmt.Sprintf(`auth:
+  htpasswd:
+    realm: bpa-site
+    path: %s
+`, filepath.Join(dir, "htpasswd")), "http")
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := &registrygate.Gate{Upstream: &url.URL{Scheme: "http", Host: upstream}, MaxUpload: maxUpload}
+	srv := &http.Server{Handler: gate.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	s.Addr = l.Addr().String()
+	return s
+}
+
+// newSecure makes the account, the CA and the certificate of a secure registry in a new
+// directory.
+func newSecure(t testing.TB, ips []string) (*Secure, string) {
+	t.Helper()
 	dir := t.TempDir()
 	caPEM, certPEM, keyPEM, err := selfSignedChain(ips)
 	if err != nil {
@@ -65,18 +114,7 @@ func StartSecureFor(t testing.TB, ips ...string) *Secure {
 	}
 	s.CAs = x509.NewCertPool()
 	s.CAs.AppendCertsFromPEM(caPEM)
-	extra := fmt.Sprintf(`  tls:
-    certificate: %s
-    key: %s
-auth:
-  htpasswd:
-    realm: bpa-site
-    path: %s
-`, filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(dir, "htpasswd"))
-	s.Addr = start(t, dir, extra, "https", func(c *http.Client) {
-		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.CAs, MinVersion: tls.VersionTLS12}}
-	})
-	return s
+	return s, dir
 }
 
 // selfSignedChain makes a CA and a server certificate for 127.0.0.1 (and ips) signed by it.

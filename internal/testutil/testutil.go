@@ -73,3 +73,19 @@ var ProvisioningFixtures = []string{
 	"provisioning-cluster-rst-by-resources.yaml",
 	"provisioning-cluster-xyz-resources.yaml",
 }
+
+// WriteTree writes files (a slash-separated path → its content) under dir, making folders as
+// needed, and returns dir.
+func WriteTree(t testing.TB, dir string, files map[string]string) string {
+	t.Helper()
+	for p, data := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

@@ -1,11 +1,13 @@
-// Package artifacts names the site's binaries and OS images in its OCI registry: which
+// Package artifacts names the site's binaries, OS images and file sets in its OCI registry: which
 // repository and tag an upload goes to, which artifact type and media types it carries, and
 // which names are allowed. The uploader, the file server and the install step share it, so an
 // artifact pushed by one is found by the others.
 //
 // An artifact is an OCI image manifest (image-spec v1.1) with an artifactType, the empty config
 // and one layer, the file itself, whose org.opencontainers.image.title annotation is the file's
-// name: the shape `oras push` gives a single file, so any OCI client can upload one.
+// name: the shape `oras push` gives a single file, so any OCI client can upload one. A file set
+// (kubespray's offline files, KUD plugin manifests) is the same with one layer per file, each
+// titled by its path in the set: the shape `oras push` gives several files.
 package artifacts
 
 import (
@@ -23,10 +25,13 @@ const (
 	Binary Kind = "binary"
 	// OSImage is a Linux OS image that metal3 writes onto a BareMetalHost.
 	OSImage Kind = "os-image"
+	// FileSet is a tree of files served over HTTP under one URL: kubespray's files_repo, the
+	// KUD plugins' manifests.
+	FileSet Kind = "file-set"
 )
 
 // Kinds lists every kind, in the order help texts show them.
-var Kinds = []Kind{Binary, OSImage}
+var Kinds = []Kind{Binary, OSImage, FileSet}
 
 // ParseKind accepts a kind's name.
 func ParseKind(s string) (Kind, error) {
@@ -35,7 +40,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown artifact kind %q: want binary or os-image", s)
+	return "", fmt.Errorf("unknown artifact kind %q: want binary, os-image or file-set", s)
 }
 
 // ArtifactType is the manifest's artifactType for a kind.
@@ -43,10 +48,14 @@ func (k Kind) ArtifactType() string {
 	return "application/vnd.akraino.bpa." + string(k) + ".v1"
 }
 
-// Dir is the repository folder holding every artifact of a kind: binaries/NAME, os-images/NAME.
+// Dir is the repository folder holding every artifact of a kind: binaries/NAME,
+// os-images/NAME, files/NAME.
 func (k Kind) Dir() string {
-	if k == OSImage {
+	switch k {
+	case OSImage:
 		return "os-images"
+	case FileSet:
+		return "files"
 	}
 	return "binaries"
 }
@@ -112,6 +121,28 @@ func ValidateDirectory(dir string) error {
 	for _, e := range strings.Split(dir[1:], "/") {
 		if err := ValidateFileName(e); err != nil {
 			return fmt.Errorf("directory %q: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// Bounds of a path in a file set: deep enough for kubespray's download paths, short enough for
+// any file system.
+const (
+	maxSetPathLen      = 1024
+	maxSetPathElements = 32
+)
+
+// ValidateSetPath refuses a path in a file set that is not relative, clean, and made of file
+// names: nothing in it can leave the set's folder or reach a shell.
+func ValidateSetPath(p string) error {
+	elems := strings.Split(p, "/")
+	if p == "" || len(p) > maxSetPathLen || len(elems) > maxSetPathElements {
+		return fmt.Errorf("path %q in a file set: want a relative path of at most %d elements and %d characters", p, maxSetPathElements, maxSetPathLen)
+	}
+	for _, e := range elems {
+		if err := ValidateFileName(e); err != nil {
+			return fmt.Errorf("path %q in a file set: %w", p, err)
 		}
 	}
 	return nil
@@ -197,4 +228,18 @@ func Newest(tags []string) (string, bool) {
 		}
 	}
 	return newest, newest != ""
+}
+
+// HumanBytes prints a size in binary units, as upload bounds and progress are read.
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -54,6 +54,32 @@ func TestValidateFileName(t *testing.T) {
 	}
 }
 
+func TestValidateSetPath(t *testing.T) {
+	for p, ok := range map[string]bool{
+		"kubeadm": true,
+		"dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm":           true,
+		"github.com/Mirantis/cri-dockerd/releases/download/v0.3.16/x": true,
+		"multus/daemonset+thick.yml":                                  true,
+		"":                                                            false,
+		"/etc/passwd":                                                 false,
+		"a//b":                                                        false,
+		"a/../b":                                                      false,
+		"../b":                                                        false,
+		"a/./b":                                                       false,
+		"a/.hidden":                                                   false,
+		"a/":                                                          false,
+		"a/b c":                                                       false,
+		"a/$(id)":                                                     false,
+		"a\\b":                                                        false,
+		strings.Repeat("a/", 32) + "b":                                false,
+		strings.Repeat("a", 256):                                      false,
+	} {
+		if err := ValidateSetPath(p); (err == nil) != ok {
+			t.Errorf("ValidateSetPath(%q) = %v, want ok=%v", p, err, ok)
+		}
+	}
+}
+
 func TestKinds(t *testing.T) {
 	for _, k := range Kinds {
 		got, err := ParseKind(string(k))
@@ -70,11 +96,14 @@ func TestKinds(t *testing.T) {
 	if r := (Ref{Kind: OSImage, Name: "ubuntu", Version: "24.04"}); r.String() != "os-images/ubuntu:24.04" {
 		t.Fatalf("String() = %s", r)
 	}
+	if r := (Ref{Kind: FileSet, Name: "kubespray", Version: "v2.28.0"}); r.String() != "files/kubespray:v2.28.0" {
+		t.Fatalf("String() = %s", r)
+	}
 }
 
 // Whatever ParseRef accepts is a two-element repository path and a tag with nothing a shell,
 // a path or an inventory would read specially.
-var safeRef = regexp.MustCompile(`^(binaries|os-images)/[a-z0-9._-]+:[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+var safeRef = regexp.MustCompile(`^(binaries|os-images|files)/[a-z0-9._-]+:[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 
 func FuzzParseRef(f *testing.F) {
 	for _, s := range []string{"kubectl:1.0", "a:b", "../x:1", "a:b:c", "x:$(id)", ""} {

@@ -74,6 +74,22 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 				kubesprayImage, opts.KubesprayImage, sortedCopy(opts.AllowedKubesprayImages))))
 		}
 	}
+	mirror, ferr := opts.mirror(p, kubesprayImage)
+	if ferr != nil {
+		errs = append(errs, ferr)
+	}
+	manifests := map[string]string{}
+	for i, plugin := range p.Spec.KUDPlugins {
+		if mirror == nil {
+			break
+		}
+		url, err := mirror.PluginManifest(plugin)
+		if err != nil {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "KUDPlugins").Index(i), err.Error()))
+			break
+		}
+		manifests[plugin] = url
+	}
 	if len(errs) > 0 {
 		return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
 	}
@@ -87,7 +103,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	for _, t := range []wfv1.Template{
 		discoverhosts.Template(opts.StepImage, leaving(opts.Kubespray)),
 		resolveleases.Template(opts.StepImage, leaseFormat(opts), opts.LeaseNodeSelector),
-		renderinventory.Template(opts.StepImage),
+		renderinventory.Template(opts.StepImage, mirror),
 		pinhostkeys.Template(opts.StepImage),
 		kubespray,
 		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), leaving(opts.Kubespray)),
@@ -118,7 +134,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		d.addTask(wfv1.DAGTask{
 			Name:        name,
 			TemplateRef: kudplugin.TemplateRef(plugin),
-			Arguments:   kudplugin.Arguments(cluster+bpav1.KubeconfigSecretSuffix, opts.KubectlImage),
+			Arguments:   kudplugin.Arguments(cluster+bpav1.KubeconfigSecretSuffix, opts.KubectlImage, manifests[plugin]),
 		}, previous)
 		previous = name
 	}

@@ -113,6 +113,42 @@ func TestCompileVariants(t *testing.T) {
 	}
 }
 
+// TestCompileOffline: offline mode hands render-inventory the mirror and each KUD plugin its
+// manifest on the mirror; a Provisioning may also turn it off on an offline-by-default site.
+func TestCompileOffline(t *testing.T) {
+	p := testutil.Provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml")
+	opts := options(t)
+	opts.Offline = true
+	opts.OfflineMirror = "http://10.10.0.2:30880"
+	opts.OfflineKUDManifests = "kud-plugins:2025.06"
+	wf, err := compile.Provisioning(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "variant-offline.workflow.yaml", marshal(t, wf))
+	if err := argovalidate.Workflow(wf); err != nil {
+		t.Fatalf("Argo's validator refuses the Workflow: %v", err)
+	}
+	raw := string(marshal(t, wf))
+	for _, want := range []string{
+		"--offline-mirror=http://10.10.0.2:30880", "--offline-kubespray-files=kubespray:v2.28.0",
+		"value: http://10.10.0.2:30880/files/kud-plugins/2025.06/onap4k8s.yaml",
+	} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the offline Workflow lacks %q", want)
+		}
+	}
+
+	p.Spec.Offline = ptr.To(false)
+	online, err := compile.Provisioning(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := string(marshal(t, online)); strings.Contains(raw, "offline") || strings.Contains(raw, "10.10.0.2") {
+		t.Errorf("spec.offline=false still compiled offline:\n%s", raw)
+	}
+}
+
 // TestCompileSoftwareWithBinaries: a Software naming binaries gets the site registry's
 // address, its CA mounted and its account from the namespace's Secret (never a parameter).
 func TestCompileSoftwareWithBinaries(t *testing.T) {
@@ -453,6 +489,30 @@ func TestCompileRefuses(t *testing.T) {
 		{"ansible-extra-var", "extra vars may not steer the connection", func(p *bpav1.Provisioning) {
 			p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"ansible_ssh_common_args": "-o ProxyCommand=x"}}
 		}, nil, "spec.kubespray.extraVars[ansible_ssh_common_args]: Invalid value"},
+		{"offline-without-mirror", "offline mode needs the site's mirror", func(p *bpav1.Provisioning) { p.Spec.Offline = ptr.To(true) }, nil,
+			"spec.offline: Forbidden: offline mode takes kubespray's files and images from the site's mirror, and this controller has none (--offline-mirror)"},
+		{"offline-plugins-without-manifests", "offline, a plugin's manifest comes from the mirror's set of them",
+			func(p *bpav1.Provisioning) { p.Spec.KUDPlugins = []string{"multus"} },
+			func(o *compile.Options) { o.Offline, o.OfflineMirror = true, "http://10.10.0.2:30880" },
+			"spec.KUDPlugins[0]: Forbidden: offline mode takes the KUD plugins' manifests from the site registry, and this controller names no set of them (--offline-kud-manifests NAME:VERSION)"},
+		{"offline-kubespray-by-digest", "a kubespray image without a tag names no file set",
+			func(p *bpav1.Provisioning) {
+				p.Spec.Offline = ptr.To(true)
+				p.Spec.Kubespray = &bpav1.KubesprayOptions{Image: "kubespray/kubespray@sha256:" + strings.Repeat("a", 64)}
+			},
+			func(o *compile.Options) {
+				o.OfflineMirror = "http://10.10.0.2:30880"
+				o.AllowedKubesprayImages = []string{"kubespray/kubespray@sha256:" + strings.Repeat("a", 64)}
+			},
+			"has no tag to name its files by: set the controller's --offline-kubespray-files"},
+		{"offline-by-default-without-mirror", "the default mode is checked at start-up", nil, func(o *compile.Options) { o.Offline = true },
+			"options: offline mode by default needs the offline mirror"},
+		{"bad-offline-mirror", "the mirror is an http(s) URL with nothing Ansible reads", nil, func(o *compile.Options) { o.OfflineMirror = "http://{{x}}:80" },
+			"want http(s)://HOST[:PORT]"},
+		{"offline-mirror-with-path", "the mirror is the file server's root", nil, func(o *compile.Options) { o.OfflineMirror = "http://10.0.0.2/files" },
+			"want http(s)://HOST[:PORT]"},
+		{"bad-offline-file-set", "file sets are NAME:VERSION", nil, func(o *compile.Options) { o.OfflineKUDManifests = "kud/plugins" },
+			"options: offline mirror: file-set \"kud/plugins\": want NAME:VERSION"},
 		{"bad-step-image", "options are validated too", nil, func(o *compile.Options) { o.StepImage = "img; rm -rf /" },
 			`options: step image "img; rm -rf /" is not an image reference`},
 		{"bad-ssh-key-secret", "the site's SSH key Secret is a name", nil, func(o *compile.Options) { o.SSHKeySecret = "../key" },

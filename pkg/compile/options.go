@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -11,6 +12,7 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
@@ -68,6 +70,17 @@ type Options struct {
 	// SiteRegistrySecret is the Secret, in the CR's namespace, with the registry's account
 	// (username, password) and CA (ca.crt).
 	SiteRegistrySecret string
+	// Offline is offline mode for the Provisionings that do not say (spec.offline).
+	Offline bool
+	// OfflineMirror is the file server (serve-files) as the nodes reach it, http(s)://HOST[:PORT];
+	// empty: offline mode is refused.
+	OfflineMirror string
+	// OfflineKubesprayFiles is the file set (NAME:VERSION) serving kubespray's files_repo;
+	// empty: kubespray:TAG, TAG the kubespray image's.
+	OfflineKubesprayFiles string
+	// OfflineKUDManifests is the file set (NAME:VERSION) holding each KUD plugin's manifest as
+	// PLUGIN.yaml; empty: a Provisioning with plugins is refused offline.
+	OfflineKUDManifests string
 }
 
 // DefaultSiteRegistrySecret is the site registry Secret's name in each CR namespace (the
@@ -138,6 +151,22 @@ func (o Options) validate() error {
 	if o.SiteRegistrySecret != "" && len(validation.IsDNS1123Subdomain(o.SiteRegistrySecret)) > 0 {
 		return fmt.Errorf("options: site registry Secret %q is not a Secret name", o.SiteRegistrySecret)
 	}
+	if o.Offline && o.OfflineMirror == "" {
+		return fmt.Errorf("options: offline mode by default needs the offline mirror")
+	}
+	if o.OfflineMirror != "" {
+		if _, err := offline.ParseURL(o.OfflineMirror); err != nil {
+			return fmt.Errorf("options: %w", err)
+		}
+	}
+	for _, set := range []string{o.OfflineKubesprayFiles, o.OfflineKUDManifests} {
+		if set == "" {
+			continue
+		}
+		if _, err := offline.ParseFileSet(set); err != nil {
+			return fmt.Errorf("options: offline mirror: %w", err)
+		}
+	}
 	if o.Run != "" && !runPattern.MatchString(o.Run) {
 		return fmt.Errorf("options: run %q is not a run id", o.Run)
 	}
@@ -147,4 +176,49 @@ func (o Options) validate() error {
 		}
 	}
 	return nil
+}
+
+// mirror is the offline mirror for a Provisioning run with kubesprayImage, or nil when the
+// Provisioning runs online. An offline Provisioning on a controller without a mirror is an
+// error on spec.offline.
+func (o Options) mirror(p *bpav1.Provisioning, kubesprayImage string) (*offline.Mirror, *field.Error) {
+	on := o.Offline
+	if p.Spec.Offline != nil {
+		on = *p.Spec.Offline
+	}
+	path := field.NewPath("spec", "offline")
+	if !on {
+		return nil, nil
+	}
+	if o.OfflineMirror == "" {
+		return nil, field.Forbidden(path, "offline mode takes kubespray's files and images from the site's mirror, and this controller has none (--offline-mirror)")
+	}
+	m := &offline.Mirror{URL: o.OfflineMirror}
+	files := o.OfflineKubesprayFiles
+	if files == "" {
+		tag := imageTag(kubesprayImage)
+		if tag == "" {
+			return nil, field.Forbidden(path, fmt.Sprintf("kubespray image %q has no tag to name its files by: set the controller's --offline-kubespray-files", kubesprayImage))
+		}
+		files = "kubespray:" + tag
+	}
+	var err error
+	if m.KubesprayFiles, err = offline.ParseFileSet(files); err != nil {
+		return nil, field.Invalid(path, files, err.Error())
+	}
+	if o.OfflineKUDManifests != "" {
+		if m.KUDManifests, err = offline.ParseFileSet(o.OfflineKUDManifests); err != nil {
+			return nil, field.Invalid(path, o.OfflineKUDManifests, err.Error())
+		}
+	}
+	return m, nil
+}
+
+// imageTag is an image reference's tag, if it has one.
+func imageTag(image string) string {
+	name, _, _ := strings.Cut(image, "@")
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		return name[i+1:]
+	}
+	return ""
 }

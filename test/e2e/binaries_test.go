@@ -10,11 +10,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
 // uploadBinary uploads random bytes as binaries/NAME:VERSION with `bpa-workflow-controller
@@ -72,4 +74,24 @@ func (s *suite) checkBinary(sw *bpav1.Software, path, version, digest string) {
 		}
 	}
 	say(s.t, "master-1 has %s %s: %s", path, version, digest)
+}
+
+// uploadFileSet uploads files (path → content) as the file set ref with `bpa-workflow-controller
+// upload file-set`, as an operator does, and returns the content of the first file.
+func (s *suite) uploadFileSet(ref string, files map[string]string) string {
+	s.t.Helper()
+	dir := testutil.WriteTree(s.t, filepath.Join(s.scratch, "file-sets", ref), files)
+	first := ""
+	for _, data := range files {
+		first = data
+	}
+	s.t.Setenv("BPA_REGISTRY_PASSWORD", s.registry.Password)
+	var out, errb bytes.Buffer
+	if code := cli.ExecuteContext(ctx(), []string{"upload", "file-set", ref, dir,
+		"--registry", s.registry.Addr, "--username", s.registry.Username, "--ca-file", s.registry.CAFile,
+		"--state-dir", filepath.Join(s.scratch, "upload-state")}, &out, &errb); code != 0 {
+		s.t.Fatalf("upload file-set %s: exit %d: %s", ref, code, errb.String())
+	}
+	say(s.t, "uploaded %s", strings.TrimSpace(out.String()))
+	return first
 }

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
@@ -83,6 +84,8 @@ type suite struct {
 	// the node's pods reach it at registryAddr, a relay on the node's address.
 	registry     *testregistry.Secure
 	registryAddr string
+	// kubeadm is what the site uploaded as kubespray's kubeadm, which offline hosts download.
+	kubeadm string
 }
 
 func TestEndToEnd(t *testing.T) {
@@ -119,7 +122,11 @@ func TestEndToEnd(t *testing.T) {
 		if got := h.file("joined"); !strings.Contains(got, "10.244.64.0/18") {
 			t.Errorf("%s joined with %q; want the pod subnet passed as an extra var", h.Name, got)
 		}
+		if got := h.file("stand-in/kubeadm"); got != s.kubeadm {
+			t.Errorf("%s, offline, downloaded %d bytes of kubeadm from the mirror; the site uploaded %d", h.Name, len(got), len(s.kubeadm))
+		}
 	}
+	say(t, "offline: both nodes downloaded kubeadm through the mirror's files_repo; the plugin's manifest came from it")
 	s.checkPluginApplied()
 	say(t, "the steps run locked down: uid 65532, a read-only root, only the mounts they declare")
 	s.checkStepsLockedDown(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1))
@@ -396,19 +403,10 @@ func setUp(t *testing.T) *suite {
 		s.node.routePods(t, h)
 	}
 
-	// The KUD plugin's manifest comes from the site's mirror (no internet here): a file server
-	// on the node's address, which the namespace's plugin templates point at, as a site
-	// without internet access does.
-	mirror := s.node.serve(t, "8080", map[string]string{"/multus.yaml": pluginManifest})
 	templates, err := workflows.PluginTemplates()
 	must(t, err)
 	for _, wt := range templates {
 		wt.Namespace = namespace
-		for i, p := range wt.Spec.Templates[0].Inputs.Parameters {
-			if p.Name == "manifest" {
-				wt.Spec.Templates[0].Inputs.Parameters[i].Value = wfv1.AnyStringPtr(mirror + "/multus.yaml")
-			}
-		}
 		must(t, s.c.Create(ctx(), wt))
 	}
 
@@ -474,6 +472,16 @@ func setUp(t *testing.T) *suite {
 	registry, err := siteregistry.New(siteregistry.Config{Registry: s.registry.Addr, Username: s.registry.Username, Password: s.registry.Password, CAFile: s.registry.CAFile})
 	must(t, err)
 
+	// The site has no internet access: the hosts are offline nodes (the stand-in fails unless
+	// kubespray's mirror variables are set), and the KUD plugin's manifest and kubespray's files
+	// come from the site's mirror, serve-files' handler on the node's address.
+	mirror := s.node.serveHandler(t, "8080", &fileserver.Handler{Registry: registry})
+	s.kubeadm = s.uploadFileSet("kubespray:v2.28.0", map[string]string{"dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm": strings.Repeat("kubeadm-", 32<<10)})
+	s.uploadFileSet("kud-plugins:e2e", map[string]string{"multus.yaml": pluginManifest})
+	for _, h := range s.hosts {
+		h.writeFile(t, "stand-in/offline", nil)
+	}
+
 	say(t, "starting bpa-workflow-controller")
 	plugins, err := workflows.Plugins()
 	must(t, err)
@@ -483,6 +491,7 @@ func setUp(t *testing.T) *suite {
 	// mounted from the node.
 	opts.LeaseFile, opts.LeaseFormat = site.LeaseFile, leases.FormatDnsmasq
 	opts.SiteRegistry = s.registryAddr
+	opts.Offline, opts.OfflineMirror, opts.OfflineKUDManifests = true, mirror, "kud-plugins:e2e"
 	mgr, err := manager.New(env.Config, manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0", Compile: opts,
 		Registry: registry, RegistryPollInterval: time.Second})
 	must(t, err)

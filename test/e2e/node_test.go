@@ -5,7 +5,6 @@ package e2e_test
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -437,17 +436,13 @@ func tail(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// serve serves files over HTTP on the node's address, as a site's mirror would, and returns its
-// base URL.
-func (n *testNode) serve(t *testing.T, port string, files map[string]string) string {
+// serveHandler serves h over HTTP on the node's address, as a site's mirror would, and returns
+// its URL.
+func (n *testNode) serveHandler(t *testing.T, port string, h http.Handler) string {
 	t.Helper()
 	l, err := listenIn(n.NetNS, net.JoinHostPort(n.IP, port))
 	must(t, err)
-	mux := http.NewServeMux()
-	for p, body := range files {
-		mux.HandleFunc(p, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, body) })
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return "http://" + net.JoinHostPort(n.IP, port)

@@ -16,6 +16,9 @@ const (
 	KubeconfigParam = "kubeconfig-secret"
 	// KubectlImageParam is the image the plugin's pods run kubectl from.
 	KubectlImageParam = "kubectl-image"
+	// ManifestParam is what kubectl applies; its default in each WorkflowTemplate is the
+	// plugin's upstream URL, which offline mode replaces with the site mirror's.
+	ManifestParam = "manifest"
 )
 
 // TaskName is the DAG task of a plugin, as the Argo UI shows it.
@@ -29,10 +32,15 @@ func TemplateRef(plugin string) *wfv1.TemplateRef {
 	return &wfv1.TemplateRef{Name: WorkflowTemplateName(plugin), Template: EntryTemplate}
 }
 
-// Arguments hands a plugin the kubeconfig Secret's name and the site's kubectl image.
-func Arguments(kubeconfigSecret, kubectlImage string) wfv1.Arguments {
-	return wfv1.Arguments{Parameters: []wfv1.Parameter{
+// Arguments hands a plugin the kubeconfig Secret's name, the site's kubectl image and, when
+// not empty, the manifest to apply instead of the template's own.
+func Arguments(kubeconfigSecret, kubectlImage, manifest string) wfv1.Arguments {
+	args := wfv1.Arguments{Parameters: []wfv1.Parameter{
 		{Name: KubeconfigParam, Value: wfv1.AnyStringPtr(kubeconfigSecret)},
 		{Name: KubectlImageParam, Value: wfv1.AnyStringPtr(kubectlImage)},
 	}}
+	if manifest != "" {
+		args.Parameters = append(args.Parameters, wfv1.Parameter{Name: ManifestParam, Value: wfv1.AnyStringPtr(manifest)})
+	}
+	return args
 }

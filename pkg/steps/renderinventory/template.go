@@ -5,6 +5,7 @@ package renderinventory
 import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 
@@ -17,15 +18,27 @@ const (
 	ExtraVarsFile = "extra-vars.json"
 )
 
-// Template renders the inventory (INI) and the extra variables (JSON).
-func Template(stepImage string) wfv1.Template {
+// Flags of the step that turn offline mode on.
+const (
+	OfflineMirrorFlag         = "offline-mirror"
+	OfflineKubesprayFilesFlag = "offline-kubespray-files"
+)
+
+// Template renders the inventory (INI) and the extra variables (JSON); with a mirror, the
+// extra variables are offline mode's.
+func Template(stepImage string, mirror *offline.Mirror) wfv1.Template {
+	args := append(steps.CRArgs(),
+		"--hosts="+steps.HostsFile,
+		"--output-dir="+steps.OutputsDir,
+	)
+	if mirror != nil {
+		args = append(args, "--"+OfflineMirrorFlag+"="+mirror.URL,
+			"--"+OfflineKubesprayFilesFlag+"="+mirror.KubesprayFiles.Name+":"+mirror.KubesprayFiles.Version)
+	}
 	return wfv1.Template{
-		Name:   Name,
-		Inputs: steps.HostsInput(),
-		Container: steps.StepContainer(stepImage, Name, append(steps.CRArgs(),
-			"--hosts="+steps.HostsFile,
-			"--output-dir="+steps.OutputsDir,
-		)),
+		Name:      Name,
+		Inputs:    steps.HostsInput(),
+		Container: steps.StepContainer(stepImage, Name, args),
 		Outputs: wfv1.Outputs{Parameters: []wfv1.Parameter{
 			steps.OutputFile(steps.InventoryParam, InventoryFile),
 			steps.OutputFile(steps.ExtraVarsParam, ExtraVarsFile),

@@ -1,0 +1,221 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	digest "github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content/memory"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
+)
+
+// TestOfflineSite: a node without internet access gets kubespray's files and every image from
+// the site's mirror, with the variables render-inventory writes in offline mode. The stand-in
+// playbook (kubespray/offline.yml) runs for real under ansible-playbook and fails without those
+// variables; containerd's own client (ctr) pulls through the configuration it wrote, both an
+// image by the mirror's name and one named after a registry the site cannot reach.
+func TestOfflineSite(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the offline site test needs root (containerd)")
+	}
+	scratch, err := os.MkdirTemp("/var/tmp", "bpa-offline-")
+	must(t, err)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = os.RemoveAll(scratch)
+		}
+	})
+
+	say(t, "offline: the site registry (TLS, authentication) and its mirror (serve-files' handler) on 127.0.0.1")
+	reg := testregistry.StartSecure(t)
+	client, err := siteregistry.New(siteregistry.Config{Registry: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile})
+	must(t, err)
+	srv := httptest.NewServer(&fileserver.Handler{Registry: client})
+	t.Cleanup(srv.Close)
+	mirrorURL, _ := url.Parse(srv.URL)
+
+	// kubespray's files, laid out as its manage-offline-files.sh downloads them.
+	kubeadm := bytes.Repeat([]byte("kubeadm "), 64<<10)
+	files := filepath.Join(scratch, "offline-files")
+	kubeadmPath := filepath.Join(files, "dl.k8s.io", "release", "v1.33.1", "bin", "linux", "amd64", "kubeadm")
+	must(t, os.MkdirAll(filepath.Dir(kubeadmPath), 0o755))
+	must(t, os.WriteFile(kubeadmPath, kubeadm, 0o644))
+	t.Setenv("BPA_REGISTRY_PASSWORD", reg.Password)
+	var out, errb bytes.Buffer
+	if code := cli.ExecuteContext(ctx(), []string{"upload", "file-set", "kubespray:v2.28.0", files,
+		"--registry", reg.Addr + "/site", "--username", reg.Username, "--ca-file", reg.CAFile,
+		"--state-dir", filepath.Join(scratch, "upload-state")}, &out, &errb); code != 0 {
+		t.Fatalf("upload file-set: exit %d: %s", code, errb.String())
+	}
+	say(t, "offline: uploaded %s", strings.TrimSpace(out.String()))
+	pushed := pushTarImage(t, client, "library/pause", "3.10")
+	say(t, "offline: pushed library/pause:3.10 %s", pushed)
+
+	mirror := &offline.Mirror{URL: srv.URL, KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: "v2.28.0"}}
+	p := &bpav1.Provisioning{
+		ObjectMeta: metav1.ObjectMeta{Name: "offline", Namespace: "default", Labels: map[string]string{bpav1.ClusterLabel: "offline"}},
+		Spec: bpav1.ProvisioningSpec{
+			Masters: []bpav1.HostEntry{{"master-1": {MACAddress: "52:54:00:e2:e0:21"}}},
+			Offline: ptr.To(true),
+		},
+	}
+	hosts := []placement.Placement{{Label: "master-1", Role: "master,worker", BareMetalHost: "default/node-1", MAC: "52:54:00:e2:e0:21", IP: "127.0.0.1"}}
+	standin := filepath.Join(scratch, "stand-in")
+	must(t, os.MkdirAll(standin, 0o755))
+	must(t, os.WriteFile(filepath.Join(standin, "offline"), nil, 0o644))
+
+	say(t, "offline: the stand-in fails on an offline node when render-inventory ran online")
+	if out, err := runStandIn(t, scratch, standin, p, hosts, nil); err == nil || !strings.Contains(out, "the offline mirror variables are not set") {
+		t.Fatalf("the stand-in passed, or failed for another reason, without the mirror variables: %v\n%s", err, out)
+	}
+
+	say(t, "offline: the stand-in downloads kubeadm through files_repo and writes containerd's hosts with the offline variables")
+	if out, err := runStandIn(t, scratch, standin, p, hosts, mirror); err != nil {
+		t.Fatalf("the stand-in failed with the mirror variables: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(filepath.Join(standin, "kubeadm"))
+	must(t, err)
+	if !bytes.Equal(got, kubeadm) {
+		t.Fatalf("the node downloaded %d bytes of kubeadm, the site uploaded %d", len(got), len(kubeadm))
+	}
+	hostsToml, err := os.ReadFile(filepath.Join(standin, "certs.d", "_default", "hosts.toml"))
+	must(t, err)
+	say(t, "offline: containerd's _default/hosts.toml:\n%s", hostsToml)
+
+	say(t, "offline: containerd's client pulls through that configuration, anonymously")
+	socket := startContainerd(t, scratch)
+	for _, ref := range []string{
+		mirrorURL.Host + "/library/pause:3.10",              // kubespray's own images: {{ kube_image_repo }}/...
+		"registry.site-upstream.invalid/library/pause:3.10", // any registry: containerd's _default hosts
+	} {
+		out, err := exec.Command("ctr", "--address", socket, "--namespace", "bpa-offline", "images", "pull",
+			"--hosts-dir", filepath.Join(standin, "certs.d"), "--snapshotter", "native", ref).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ctr images pull %s: %v\n%s", ref, err, out)
+		}
+		list, err := exec.Command("ctr", "--address", socket, "--namespace", "bpa-offline", "images", "list").Output()
+		must(t, err)
+		if !strings.Contains(string(list), ref) || !strings.Contains(string(list), pushed.String()) {
+			t.Fatalf("after pulling %s, containerd lists:\n%s", ref, list)
+		}
+		say(t, "offline: ctr pulled %s as %s", ref, pushed)
+	}
+}
+
+// runStandIn renders the inventory and extra variables as render-inventory does, then runs the
+// stand-in's offline.yml on them with a local connection, the host's files under standin.
+func runStandIn(t *testing.T, scratch, standin string, p *bpav1.Provisioning, hosts []placement.Placement, mirror *offline.Mirror) (string, error) {
+	t.Helper()
+	inventory, extraVars, err := renderinventory.Render(p, hosts, mirror)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(scratch, "hosts.ini"), inventory, 0o644))
+	must(t, os.WriteFile(filepath.Join(scratch, "extra-vars.json"), extraVars, 0o644))
+	cmd := exec.Command("ansible-playbook", "-i", filepath.Join(scratch, "hosts.ini"), "--connection=local",
+		"--extra-vars=@"+filepath.Join(scratch, "extra-vars.json"),
+		"--extra-vars="+mustJSON(t, map[string]string{"standin_dir": standin}),
+		filepath.Join(testenv.RepoRoot(), "test", "e2e", "kubespray", "offline.yml"))
+	cmd.Env = append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(scratch, "ansible-tmp"), "ANSIBLE_NOCOLOR=1")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	must(t, err)
+	return string(raw)
+}
+
+// pushTarImage pushes an image of one uncompressed layer holding one file, as containerd can
+// unpack it.
+func pushTarImage(t *testing.T, client *siteregistry.Client, name, tag string) digest.Digest {
+	t.Helper()
+	var layer bytes.Buffer
+	tw := tar.NewWriter(&layer)
+	content := []byte("stand-in for pause\n")
+	must(t, tw.WriteHeader(&tar.Header{Name: "pause", Mode: 0o755, Size: int64(len(content)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}))
+	_, err := tw.Write(content)
+	must(t, err)
+	must(t, tw.Close())
+	c, cancel := context.WithTimeout(ctx(), time.Minute)
+	defer cancel()
+	store := memory.New()
+	l, err := oras.PushBytes(c, store, ocispec.MediaTypeImageLayer, layer.Bytes())
+	must(t, err)
+	config, err := oras.PushBytes(c, store, ocispec.MediaTypeImageConfig, []byte(fmt.Sprintf(
+		`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[%q]}}`, l.Digest)))
+	must(t, err)
+	m, err := oras.PackManifest(c, store, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &config, Layers: []ocispec.Descriptor{l}})
+	must(t, err)
+	must(t, store.Tag(c, m, tag))
+	repo, err := client.Repository(name)
+	must(t, err)
+	_, err = oras.Copy(c, store, tag, repo, tag, oras.DefaultCopyOptions)
+	must(t, err)
+	return m.Digest
+}
+
+// startContainerd runs a containerd of its own (no CRI) under dir and returns its socket.
+func startContainerd(t *testing.T, dir string) string {
+	t.Helper()
+	socket := filepath.Join(dir, "containerd.sock")
+	config := filepath.Join(dir, "containerd.toml")
+	must(t, os.WriteFile(config, []byte(fmt.Sprintf(`version = 2
+root = %q
+state = %q
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+[grpc]
+  address = %q
+[ttrpc]
+  address = "%s.ttrpc"
+`, filepath.Join(dir, "containerd"), filepath.Join(dir, "containerd-state"), socket, socket)), 0o644))
+	logFile, err := os.Create(filepath.Join(dir, "containerd.log"))
+	must(t, err)
+	cmd := exec.Command("containerd", "--config", config)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = dieWithTest()
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		waitOrKill(cmd, 10*time.Second)
+		unmountUnder(dir)
+		_ = logFile.Close()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for exec.Command("ctr", "--address", socket, "version").Run() != nil {
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("containerd did not answer on %s:\n%s", socket, tail(string(log), 30))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return socket
+}
