@@ -21,6 +21,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
@@ -146,7 +147,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	wf := newWorkflow(&p.ObjectMeta, "Provisioning", bpav1.WorkflowKindProvisioning, cluster, WorkflowScopeAll, opts)
 	wf.Annotations = map[string]string{
 		"workflows.argoproj.io/title":       fmt.Sprintf("Provision cluster %s", cluster),
-		"workflows.argoproj.io/description": fmt.Sprintf("Provisioning %s/%s generation %d: %s", p.Namespace, p.Name, Generation(&p.ObjectMeta), describeProvisioning(p, opts)),
+		"workflows.argoproj.io/description": fmt.Sprintf("Provisioning %s/%s generation %d: %s", p.Namespace, p.Name, Generation(&p.ObjectMeta), describeProvisioning(p, opts, mirror)),
 	}
 	wf.Spec.Entrypoint = ProvisionEntrypoint
 	wf.Spec.Templates = templates
@@ -410,7 +411,7 @@ func leaseFormat(opts Options) leases.Format {
 	return format
 }
 
-func describeProvisioning(p *bpav1.Provisioning, opts Options) string {
+func describeProvisioning(p *bpav1.Provisioning, opts Options, mirror *offline.Mirror) string {
 	mode := opts.Kubespray.Mode
 	if mode == "" {
 		mode = runkubespray.ModeCreate
@@ -421,6 +422,10 @@ func describeProvisioning(p *bpav1.Provisioning, opts Options) string {
 	}
 	if len(p.Spec.KUDPlugins) > 0 {
 		desc += ", plugins " + strings.Join(p.Spec.KUDPlugins, ", ")
+	}
+	if mirror != nil {
+		// An operator reading the Argo UI sees where an offline site's downloads come from.
+		desc += ", offline from " + mirror.URL
 	}
 	return desc
 }
