@@ -62,15 +62,14 @@ func secretData(t *testing.T, objs map[string]*unstructured.Unstructured, name s
 
 func container(t *testing.T, objs map[string]*unstructured.Unstructured, deployment string) map[string]any {
 	t.Helper()
-	d, ok := objs["Deployment/"+deployment]
-	if !ok {
-		t.Fatalf("the chart renders no Deployment %s", deployment)
-	}
-	cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	cs := containers(t, objs, deployment)
 	if len(cs) != 1 {
 		t.Fatalf("Deployment %s: %d containers", deployment, len(cs))
 	}
-	return cs[0].(map[string]any)
+	for _, c := range cs {
+		return c
+	}
+	return nil
 }
 
 // containers are a Deployment's containers by name.

@@ -53,7 +53,8 @@ answers whether the registry does.`,
 			mux.Handle("/", gate.Handler())
 			mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 				// Any answer of the registry's /v2/ (401 without the account) says it is up.
-				resp, err := probe.Do(mustRequest(r, up.JoinPath("/v2/").String())) //nolint:gosec // G704: the --upstream flag's registry, not a request's URL
+				req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, up.JoinPath("/v2/").String(), nil)
+				resp, err := probe.Do(req) //nolint:gosec // G704: the --upstream flag's registry, not a request's URL
 				if err != nil {
 					http.Error(w, "the registry does not answer", http.StatusServiceUnavailable)
 					return
@@ -72,9 +73,4 @@ answers whether the registry does.`,
 	cmd.Flags().StringVar(&maxUpload, "max-upload-size", "32Gi", "refuse a blob upload larger than this (a Kubernetes quantity)")
 	_ = cmd.MarkFlagRequired("upstream")
 	return cmd
-}
-
-func mustRequest(r *http.Request, u string) *http.Request {
-	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, u, nil)
-	return req
 }

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -15,21 +15,13 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 
 // The read-only OCI view: the pulls of the distribution spec (GET and HEAD of /v2/, manifests
 // and blobs), anonymous, so the nodes' containerd pulls the site's images without the account
 // that can push. Nothing is cached: manifests are checked against their digest, blobs as they
 // stream, as the files are.
-
-// Repository names and references, as the distribution spec defines them.
-var (
-	ociNameRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$`)
-	ociTagRE  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
-)
-
-// maxManifestSize is the distribution spec's bound on a manifest a registry must accept.
-const maxManifestSize = 4 << 20
 
 // ociRequest is one pull request: a repository and a manifest reference or a blob digest.
 type ociRequest struct {
@@ -47,10 +39,10 @@ func parseOCIPath(p string) (ociRequest, error) {
 			continue
 		}
 		req := ociRequest{name: rest[:i], manifest: kind == "/manifests/", reference: rest[i+len(kind):]}
-		if len(req.name) > 255 || !ociNameRE.MatchString(req.name) {
-			return ociRequest{}, fmt.Errorf("repository %q: not a repository name", req.name)
+		if err := artifacts.ValidateRepository(req.name); err != nil {
+			return ociRequest{}, err
 		}
-		if _, err := digest.Parse(req.reference); err != nil && (!req.manifest || !ociTagRE.MatchString(req.reference)) {
+		if _, err := digest.Parse(req.reference); err != nil && (!req.manifest || artifacts.ValidateVersion(req.reference) != nil) {
 			return ociRequest{}, fmt.Errorf("reference %q: not a tag or a digest", req.reference)
 		}
 		return req, nil
@@ -75,12 +67,10 @@ func (h *Handler) serveOCI(w http.ResponseWriter, r *http.Request) {
 		ociError(w, http.StatusNotFound, "NAME_INVALID", err.Error())
 		return
 	}
-	what := req.name + "@" + req.reference
-	if req.manifest {
-		what = req.name + ":" + req.reference
-		if strings.Contains(req.reference, ":") {
-			what = req.name + "@" + req.reference
-		}
+	// Tags hold no colon, digests do.
+	what := req.name + ":" + req.reference
+	if strings.Contains(req.reference, ":") {
+		what = req.name + "@" + req.reference
 	}
 	upstream := func(err error) {
 		code := "BLOB_UNKNOWN"
@@ -102,8 +92,8 @@ func (h *Handler) serveOCI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { _ = rc.Close() }()
-		if desc.Size > maxManifestSize {
-			upstream(fmt.Errorf("manifest of %d bytes, over the %d this serves", desc.Size, maxManifestSize))
+		if desc.Size > siteregistry.MaxManifestSize {
+			upstream(fmt.Errorf("manifest of %d bytes, over the %d this serves", desc.Size, siteregistry.MaxManifestSize))
 			return
 		}
 		raw, err := content.ReadAll(rc, desc)
@@ -125,10 +115,20 @@ func (h *Handler) serveOCI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	desc, err := repo.Blobs().Resolve(r.Context(), req.reference)
+	// HEAD asks the registry for the blob's size; GET fetches it in the same request.
+	var desc ocispec.Descriptor
+	var rc io.ReadCloser
+	if r.Method == http.MethodHead {
+		desc, err = repo.Blobs().Resolve(r.Context(), req.reference)
+	} else {
+		desc, rc, err = repo.Blobs().FetchReference(r.Context(), req.reference)
+	}
 	if err != nil {
 		upstream(err)
 		return
+	}
+	if rc != nil {
+		defer func() { _ = rc.Close() }()
 	}
 	if desc.Digest.String() != req.reference {
 		upstream(fmt.Errorf("asked for %s, the registry answered %s", req.reference, desc.Digest))
@@ -138,16 +138,9 @@ func (h *Handler) serveOCI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Docker-Content-Digest", desc.Digest.String())
 	w.Header().Set("ETag", `"`+desc.Digest.String()+`"`)
 	w.Header().Set("Content-Length", strconv.FormatInt(desc.Size, 10))
-	if r.Method == http.MethodHead {
+	if rc == nil {
 		return
 	}
-	rc, err := repo.Blobs().Fetch(r.Context(), ocispec.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size})
-	if err != nil {
-		w.Header().Del("Content-Length")
-		upstream(err)
-		return
-	}
-	defer func() { _ = rc.Close() }()
 	if err := copyVerified(w, siteregistry.Verified(rc, desc, what)); err != nil {
 		if r.Context().Err() == nil {
 			h.log().Error("serving a blob", "what", what, "error", err)

@@ -17,9 +17,9 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 
-// maxManifestSize bounds what is read of a manifest: an artifact's is well under 1 KiB, and
+// MaxManifestSize bounds what is read of a manifest: an artifact's is well under 1 KiB, and
 // the distribution spec's own bound for manifests is 4 MiB.
-const maxManifestSize = 4 << 20
+const MaxManifestSize = 4 << 20
 
 // Artifact is one uploaded file, as the registry holds it.
 type Artifact struct {
@@ -61,8 +61,8 @@ func fetchArtifactManifest(ctx context.Context, repo *remote.Repository, ref art
 	if desc.MediaType != ocispec.MediaTypeImageManifest {
 		return desc, m, fmt.Errorf("%s: a %s, not an artifact manifest", ref, desc.MediaType)
 	}
-	if desc.Size > maxManifestSize {
-		return desc, m, fmt.Errorf("%s: manifest of %d bytes, over the %d this reads", ref, desc.Size, maxManifestSize)
+	if desc.Size > MaxManifestSize {
+		return desc, m, fmt.Errorf("%s: manifest of %d bytes, over the %d this reads", ref, desc.Size, MaxManifestSize)
 	}
 	raw, err := content.ReadAll(rc, desc)
 	if err != nil {

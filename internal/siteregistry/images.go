@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -16,6 +15,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 
 // ImageCopy is one line of an images list: where an image comes from and the repository and
@@ -30,9 +31,6 @@ type ImageCopy struct {
 	// Line is where the list says it, for errors.
 	Line int
 }
-
-// A target is a repository path of lowercase components and a tag (distribution-spec grammar).
-var targetRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
 // ParseImageList reads an images list: one image per line, "SOURCE [TARGET]", '#' comments
 // and blank lines skipped. Without a TARGET an image keeps its repository path and tag (an
@@ -97,7 +95,9 @@ func defaultTarget(c ImageCopy) (string, error) {
 			target = ref.Repository + ":" + tag
 		}
 	}
-	if !targetRE.MatchString(target) {
+	// A target is a repository path and a tag (distribution-spec grammar).
+	path, tag, ok := strings.Cut(target, ":")
+	if !ok || artifacts.ValidateRepository(path) != nil || artifacts.ValidateVersion(tag) != nil {
 		return "", fmt.Errorf("target %q: want a lowercase repository path and a tag (path:tag)", target)
 	}
 	return target, nil

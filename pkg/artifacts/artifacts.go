@@ -83,6 +83,18 @@ var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*$`)
 // A version is an OCI tag.
 var versionRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
+// A repository is a path of lowercase components (OCI distribution-spec's name grammar).
+var repositoryRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$`)
+
+// ValidateRepository refuses a repository path that is not an OCI repository name of at most
+// 255 characters.
+func ValidateRepository(repository string) error {
+	if len(repository) > 255 || !repositoryRE.MatchString(repository) {
+		return fmt.Errorf("repository %q: want a lowercase repository path (OCI distribution-spec), at most 255 characters", repository)
+	}
+	return nil
+}
+
 // A file name is one path element: no separator, no leading dot (so neither "." nor ".."), and
 // nothing a shell would read.
 var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}$`)

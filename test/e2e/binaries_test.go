@@ -77,14 +77,10 @@ func (s *suite) checkBinary(sw *bpav1.Software, path, version, digest string) {
 }
 
 // uploadFileSet uploads files (path → content) as the file set ref with `bpa-workflow-controller
-// upload file-set`, as an operator does, and returns the content of the first file.
-func (s *suite) uploadFileSet(ref string, files map[string]string) string {
+// upload file-set`, as an operator does.
+func (s *suite) uploadFileSet(ref string, files map[string]string) {
 	s.t.Helper()
 	dir := testutil.WriteTree(s.t, filepath.Join(s.scratch, "file-sets", ref), files)
-	first := ""
-	for _, data := range files {
-		first = data
-	}
 	s.t.Setenv("BPA_REGISTRY_PASSWORD", s.registry.Password)
 	var out, errb bytes.Buffer
 	if code := cli.ExecuteContext(ctx(), []string{"upload", "file-set", ref, dir,
@@ -93,5 +89,4 @@ func (s *suite) uploadFileSet(ref string, files map[string]string) string {
 		s.t.Fatalf("upload file-set %s: exit %d: %s", ref, code, errb.String())
 	}
 	say(s.t, "uploaded %s", strings.TrimSpace(out.String()))
-	return first
 }

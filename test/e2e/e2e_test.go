@@ -476,7 +476,8 @@ func setUp(t *testing.T) *suite {
 	// kubespray's mirror variables are set), and the KUD plugin's manifest and kubespray's files
 	// come from the site's mirror, serve-files' handler on the node's address.
 	mirror := s.node.serveHandler(t, "8080", &fileserver.Handler{Registry: registry})
-	s.kubeadm = s.uploadFileSet("kubespray:v2.28.0", map[string]string{"dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm": strings.Repeat("kubeadm-", 32<<10)})
+	s.kubeadm = strings.Repeat("kubeadm-", 32<<10)
+	s.uploadFileSet("kubespray:v2.28.0", map[string]string{"dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm": s.kubeadm})
 	s.uploadFileSet("kud-plugins:e2e", map[string]string{"multus.yaml": pluginManifest})
 	for _, h := range s.hosts {
 		h.writeFile(t, "stand-in/offline", nil)

@@ -5,7 +5,6 @@ package e2e_test
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -19,11 +18,8 @@ import (
 	"time"
 
 	digest "github.com/opencontainers/go-digest"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"oras.land/oras-go/v2"
-	"oras.land/oras-go/v2/content/memory"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
@@ -154,8 +150,7 @@ func mustJSON(t *testing.T, v any) string {
 	return string(raw)
 }
 
-// pushTarImage pushes an image of one uncompressed layer holding one file, as containerd can
-// unpack it.
+// pushTarImage pushes an image of one tar layer holding one file, as containerd can unpack it.
 func pushTarImage(t *testing.T, client *siteregistry.Client, name, tag string) digest.Digest {
 	t.Helper()
 	var layer bytes.Buffer
@@ -165,22 +160,9 @@ func pushTarImage(t *testing.T, client *siteregistry.Client, name, tag string) d
 	_, err := tw.Write(content)
 	must(t, err)
 	must(t, tw.Close())
-	c, cancel := context.WithTimeout(ctx(), time.Minute)
-	defer cancel()
-	store := memory.New()
-	l, err := oras.PushBytes(c, store, ocispec.MediaTypeImageLayer, layer.Bytes())
-	must(t, err)
-	config, err := oras.PushBytes(c, store, ocispec.MediaTypeImageConfig, []byte(fmt.Sprintf(
-		`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[%q]}}`, l.Digest)))
-	must(t, err)
-	m, err := oras.PackManifest(c, store, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &config, Layers: []ocispec.Descriptor{l}})
-	must(t, err)
-	must(t, store.Tag(c, m, tag))
 	repo, err := client.Repository(name)
 	must(t, err)
-	_, err = oras.Copy(c, store, tag, repo, tag, oras.DefaultCopyOptions)
-	must(t, err)
-	return m.Digest
+	return testregistry.PushImage(t, repo, tag, layer.Bytes()).Digest
 }
 
 // startContainerd runs a containerd of its own (no CRI) under dir and returns its socket.
