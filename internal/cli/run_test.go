@@ -65,13 +65,13 @@ func TestRunServesAgainstKUBECONFIG(t *testing.T) {
 	path := env.AdminKubeconfig(t)
 	t.Setenv("KUBECONFIG", path)
 
-	metrics, probes := testutil.FreePort(t), testutil.FreePort(t)
+	metrics, probes, pprof := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	var stderr testutil.SyncBuffer
 	go func() {
 		done <- cli.ExecuteContext(ctx, []string{"run", "--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + probes,
-			"--leader-election-namespace=default"}, io.Discard, &stderr)
+			"--pprof-bind-address=" + pprof, "--leader-election-namespace=default"}, io.Discard, &stderr)
 	}()
 	stopped := false
 	stop := func() int {
@@ -138,6 +138,9 @@ func TestRunServesAgainstKUBECONFIG(t *testing.T) {
 		}
 		return nil
 	})
+	if code, body := get("http://" + pprof + "/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(body, "heap profile") {
+		t.Errorf("--pprof-bind-address: %d %.80s", code, body)
+	}
 	if code := stop(); code != 0 {
 		t.Errorf("run exited %d on a clean stop; log:\n%s", code, stderr.String())
 	}

@@ -192,8 +192,13 @@ func outcomeOf(p *bpav1.Provisioning, wf *wfv1.Workflow) (day2.Outcome, error) {
 // an older run is still going: the new run's kubespray mode depends on its outcome.
 func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisioningScope) (bool, error) {
 	p := s.p
-	if len(ofRun(s.workflows, s.run)) > 0 {
-		return false, nil
+	if run := ofRun(s.workflows, s.run); len(run) > 0 {
+		if unfinished(run) == nil {
+			return false, nil
+		}
+		// Kept while the run goes on: the grants of a Workflow created before they were all
+		// written (a failed write), or deleted since. Read from the cache: no write when in place.
+		return r.grant(s, identity.EnsureGrants(ctx, r.Client, p.DeepCopy(), p.HostNamespaces()))
 	}
 	if rec := p.Status.LastRun; rec != nil && rec.Run == s.run {
 		s.summary = restoreRecord(&p.Status.WorkflowStatus, p.Generation, rec)
@@ -218,10 +223,16 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		return r.stall(s, bpav1.ReasonInvalidSpec, err)
 	}
 	wf.Annotations[bpav1.WorkflowRecordAnnotation] = day2.OutcomeOf(p, plan).Annotation()
+	// The grants go alongside the Workflow: its pods need only their accounts to be admitted.
+	grants := make(chan error, 1)
+	owner := p.DeepCopy() // read while the finalizer's patch writes p
+	go func() { grants <- identity.EnsureGrants(ctx, r.Client, owner, owner.HostNamespaces()) }()
 	if done, err := r.prepareRun(ctx, s); done || err != nil {
+		<-grants
 		return true, err
 	}
 	created, err := createWorkflow(ctx, r.Client, wf)
+	grantErr := <-grants
 	if err != nil {
 		s.summary, err = createFailed(&p.Status.WorkflowStatus, p.Generation, wf, err)
 		return true, err
@@ -235,17 +246,27 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	// Mirrored now, as the Workflow's own events would have it mirrored: its creation is not
 	// watched, so this status is the one write the new run costs.
 	s.workflows = append(s.workflows, *wf)
+	return r.grant(s, grantErr)
+}
+
+// grant goes on to mirror the run once its step identity's grants are written; until they
+// are, the CR says so and the reconcile is retried.
+func (r *ProvisioningReconciler) grant(s *provisioningScope, err error) (bool, error) {
+	if err != nil {
+		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' Roles and RoleBindings yet; retrying"}
+		return true, err
+	}
 	return false, nil
 }
 
-// prepareRun adds the finalizer and writes the cluster's step identity, at once: both must be
-// in place before the first Workflow (its steps claim hosts, which the finalizer releases, as
-// the identity), and neither needs the other. A CR that never runs a Workflow claims nothing
-// and gets no finalizer.
+// prepareRun adds the finalizer and writes the step pods' accounts, at once: both must be in
+// place before the first Workflow (its steps claim hosts, which the finalizer releases; a pod
+// naming a missing account is refused), and neither needs the other. A CR that never runs a
+// Workflow claims nothing and gets no finalizer.
 func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioningScope) (bool, error) {
 	p := s.p
 	owner := p.DeepCopy() // read by the identity while the finalizer's patch writes p
-	var finalizerErr, identityErr error
+	var finalizerErr, accountsErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -254,7 +275,7 @@ func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioning
 	}()
 	go func() {
 		defer wg.Done()
-		identityErr = identity.Ensure(ctx, r.Client, r.APIReader, owner, owner.HostNamespaces())
+		accountsErr = identity.EnsureAccounts(ctx, r.Client, r.APIReader, owner)
 	}()
 	wg.Wait()
 	switch {
@@ -264,9 +285,9 @@ func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioning
 	case finalizerErr != nil:
 		s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot add finalizer " + bpav1.HostsFinalizer + " yet; retrying"}
 		return true, finalizerErr
-	case identityErr != nil:
-		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccount and Role yet; retrying"}
-		return true, identityErr
+	case accountsErr != nil:
+		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccounts yet; retrying"}
+		return true, accountsErr
 	}
 	// The status patch is conditioned on the resourceVersion the finalizer's patch returned.
 	s.before.ResourceVersion, s.before.Finalizers = p.ResourceVersion, p.Finalizers

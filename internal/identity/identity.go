@@ -1,6 +1,6 @@
 // Package identity gives each cluster's step pods the least identity their steps need, in the
 // CR's namespace: a ServiceAccount, a Role and its RoleBinding per cluster, written by the
-// controller before the cluster's first Workflow. The Role reads the CRs, lists and claims
+// controller with the cluster's first Workflow (the account before it). The Role reads the CRs, lists and claims
 // BareMetalHosts only in the namespaces the CR may take hosts from, and reads and writes only
 // the cluster's own Secrets and ConfigMap by name (creation cannot be limited by name in
 // Kubernetes RBAC, so it is granted without names: a create reads nothing). Pods that never
@@ -65,13 +65,42 @@ func ExecutorRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{APIGroups: []string{"argoproj.io"}, Resources: []string{"workflowtaskresults"}, Verbs: []string{"create", "patch"}}}
 }
 
-// Ensure writes the step identity of the Provisioning's cluster: ServiceAccount, Role and
-// RoleBinding steps.StepServiceAccount(cluster) in its namespace, owned by it, with host rules
-// there when it takes hosts from its own namespace; a Role and RoleBinding of the same name in
-// each other namespace of hostNamespaces (labelled, removed by Release); and the namespace's
-// executor identity. It writes only what differs, so a reconcile of a cluster whose identity
-// is in place writes nothing. uncached reads what c's cache must not hold (Secrets).
+// Ensure writes the whole step identity of the Provisioning's cluster at once: its accounts
+// (EnsureAccounts) and what they may do (EnsureGrants).
 func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return EnsureAccounts(ctx, c, uncached, p) })
+	g.Go(func() error { return EnsureGrants(ctx, c, p, hostNamespaces) })
+	return g.Wait()
+}
+
+// EnsureAccounts writes the ServiceAccounts the cluster's step pods run as: the cluster's,
+// steps.StepServiceAccount(cluster) in the CR's namespace and owned by it, and the namespace's
+// executor account with its long-lived token Secret. A pod naming a ServiceAccount that does
+// not exist is refused, so these must be in place before the cluster's first Workflow. It
+// writes only what differs. uncached reads what c's cache must not hold (Secrets).
+func EnsureAccounts(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning) error {
+	name := steps.StepServiceAccount(p.Labels[bpav1.ClusterLabel])
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return writeAccount(ctx, c, p.Namespace, name, func(obj client.Object) error { return controllerutil.SetControllerReference(p, obj, c.Scheme()) })
+	})
+	g.Go(func() error { return ensureExecutorAccount(ctx, c, uncached, p.Namespace) })
+	return g.Wait()
+}
+
+// EnsureGrants writes what the accounts may do: a Role and RoleBinding named
+// steps.StepServiceAccount(cluster) in the CR's namespace, owned by it, with host rules there
+// when it takes hosts from its own namespace; a Role and RoleBinding in each other namespace
+// of hostNamespaces (labelled, removed by Release); and the executor's. It writes only what
+// differs, so a cluster whose grants are in place costs no write.
+//
+// A grant is needed only once a step calls the API, not to admit its pod, and each Role and
+// RoleBinding costs the API server's RBAC escalation check (which waits for its cache of
+// bindings to be current: about 100 ms on Kubernetes 1.33). The controller writes the grants
+// while it creates the Workflow, not before; a step that starts before its binding is in
+// place waits for it (steprun).
+func EnsureGrants(ctx context.Context, c client.Client, p *bpav1.Provisioning, hostNamespaces []string) error {
 	cluster := p.Labels[bpav1.ClusterLabel]
 	name := steps.StepServiceAccount(cluster)
 	owned := func(obj client.Object) error { return controllerutil.SetControllerReference(p, obj, c.Scheme()) }
@@ -79,12 +108,11 @@ func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpa
 	if slices.Contains(hostNamespaces, p.Namespace) {
 		rules = append(rules, HostRules()...)
 	}
-	// The cluster's identity, its Roles elsewhere and the namespace's executor identity do not
-	// depend on each other, so they are written at once: a new cluster's first Workflow waits
-	// for two round trips (a Role, then its RoleBinding), not one per object.
+	// Independent of each other, so written at once: the grants cost two round trips (a
+	// Role, then its RoleBinding), not two per namespace.
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return apply(ctx, c, p.Namespace, name, rules, owned) })
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: p.Namespace}
+	g.Go(func() error { return writeRole(ctx, c, p.Namespace, name, rules, subject, owned) })
 	for _, ns := range hostNamespaces {
 		if ns == p.Namespace {
 			continue
@@ -93,7 +121,10 @@ func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpa
 			return writeRole(ctx, c, ns, remoteName(p.Namespace, cluster), HostRules(), subject, labelled(p.Namespace, cluster))
 		})
 	}
-	g.Go(func() error { return ensureExecutor(ctx, c, uncached, p.Namespace) })
+	executor := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: steps.ExecutorServiceAccount, Namespace: p.Namespace}
+	g.Go(func() error {
+		return writeRole(ctx, c, p.Namespace, steps.ExecutorServiceAccount, ExecutorRules(), executor, nil)
+	})
 	return g.Wait()
 }
 
@@ -150,21 +181,13 @@ func remoteName(namespace, cluster string) string {
 	return steps.StepServiceAccount(namespace + "." + cluster)
 }
 
-// apply writes a ServiceAccount, a Role with rules and a RoleBinding of one to the other, all
-// named name.
-func apply(ctx context.Context, c client.Client, namespace, name string, rules []rbacv1.PolicyRule, mutate func(client.Object) error) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-		if err := createOrUpdate(ctx, c, sa, func() error { return mark(sa, mutate) }); err != nil {
-			return fmt.Errorf("writing ServiceAccount %s/%s: %w", namespace, name, err)
-		}
-		return nil
-	})
-	g.Go(func() error {
-		return writeRole(ctx, c, namespace, name, rules, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}, mutate)
-	})
-	return g.Wait()
+// writeAccount writes a ServiceAccount.
+func writeAccount(ctx context.Context, c client.Client, namespace, name string, mutate func(client.Object) error) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := createOrUpdate(ctx, c, sa, func() error { return mark(sa, mutate) }); err != nil {
+		return fmt.Errorf("writing ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	return nil
 }
 
 func writeRole(ctx context.Context, c client.Client, namespace, name string, rules []rbacv1.PolicyRule, subject rbacv1.Subject, mutate func(client.Object) error) error {
@@ -195,14 +218,14 @@ func writeBinding(ctx context.Context, c client.Client, namespace, name string, 
 	return nil
 }
 
-// ensureExecutor writes the namespace's executor identity: a ServiceAccount that can only
+// ensureExecutorAccount writes the namespace's executor account, which EnsureGrants lets only
 // report task results, and the long-lived token Secret Argo mounts into the executor of a pod
 // that mounts no token of its own (Argo finds it by name).
-func ensureExecutor(ctx context.Context, c client.Client, uncached client.Reader, namespace string) error {
+func ensureExecutorAccount(ctx context.Context, c client.Client, uncached client.Reader, namespace string) error {
 	name := steps.ExecutorServiceAccount
 	// The token Secret after its ServiceAccount: Kubernetes' token controller deletes a token
 	// Secret whose ServiceAccount does not exist.
-	if err := apply(ctx, c, namespace, name, ExecutorRules(), nil); err != nil {
+	if err := writeAccount(ctx, c, namespace, name, nil); err != nil {
 		return err
 	}
 	// One worker at a time per namespace: the others then read the Secret the first created,

@@ -31,7 +31,9 @@ import (
 type Options struct {
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
-	LeaderElection         bool
+	// PprofBindAddress serves Go's profiles (/debug/pprof); "" or "0" serves none.
+	PprofBindAddress string
+	LeaderElection   bool
 	// LeaderElectionNamespace holds the lease; empty: the pod's namespace in a cluster,
 	// "default" outside one.
 	LeaderElectionNamespace string
@@ -97,6 +99,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		MapperProvider:          mapperKnowingWorkflows,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		PprofBindAddress:        opts.PprofBindAddress,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: ns,

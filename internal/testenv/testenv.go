@@ -18,6 +18,9 @@ import (
 	"strings"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
@@ -225,4 +228,35 @@ func (e *Env) AdminKubeconfig(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// GrantControllerRole binds each user to the controller's ClusterRole as `make manifests`
+// generates it (config/rbac/role.yaml), and to nothing else, creating the ClusterRole once:
+// a client acting as such a user is the controller as a site installs it, whose writes pass
+// the API server's RBAC checks (the escalation check of every step Role and RoleBinding it
+// writes), where a system:masters user skips them.
+func GrantControllerRole(ctx context.Context, c client.Client, users ...string) error {
+	path := filepath.Join(RepoRoot(), "config", "rbac", "role.yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(raw, role); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := c.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the controller's ClusterRole: %w", err)
+	}
+	for _, user := range users {
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name + ":" + user},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		}
+		if err := c.Create(ctx, binding); err != nil {
+			return fmt.Errorf("binding %s to the controller's ClusterRole: %w", user, err)
+		}
+	}
+	return nil
 }

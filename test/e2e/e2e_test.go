@@ -493,7 +493,13 @@ func setUp(t *testing.T) *suite {
 	opts.LeaseFile, opts.LeaseFormat = site.LeaseFile, leases.FormatDnsmasq
 	opts.SiteRegistry = s.registryAddr
 	opts.Offline, opts.OfflineMirror, opts.OfflineKUDManifests = true, mirror, "kud-plugins:e2e"
-	mgr, err := manager.New(env.Config, manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0", Compile: opts,
+	// The controller as a site installs it: a user holding its generated ClusterRole and
+	// nothing else, so every write it makes (the step identities' Roles and RoleBindings
+	// among them) passes the API server's RBAC checks.
+	must(t, testenv.GrantControllerRole(ctx(), s.c, "bpa-workflow-controller"))
+	controllerUser, err := env.AddUser(envtest.User{Name: "bpa-workflow-controller"}, nil)
+	must(t, err)
+	mgr, err := manager.New(controllerUser.Config(), manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0", Compile: opts,
 		Registry: registry, RegistryPollInterval: time.Second})
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

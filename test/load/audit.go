@@ -24,6 +24,10 @@ rules:
 // controllerUser is the user the controller processes authenticate as.
 const controllerUser = "bpa-controller"
 
+// directUser is the user of the clients that make the direct bursts' writes: it holds the
+// controller's role, so that its writes pass the same RBAC checks.
+const directUser = "bpa-direct"
+
 // auditLog reads the API server's audit log.
 type auditLog struct {
 	path string

@@ -24,14 +24,16 @@ import (
 type controllerProcess struct {
 	cmd     *exec.Cmd
 	metrics string
-	exited  chan error
-	log     *os.File
-	done    sync.Once
+	// pprof is where it serves Go's profiles; "" when it serves none.
+	pprof  string
+	exited chan error
+	log    *os.File
+	done   sync.Once
 }
 
 // startController runs the binary with the kubeconfig and extra flags, and waits until it
-// serves /readyz.
-func startController(ctx context.Context, binary, kubeconfig, logPath string, extra ...string) (*controllerProcess, error) {
+// serves /readyz; with profiled, it also serves Go's profiles.
+func startController(ctx context.Context, binary, kubeconfig, logPath string, profiled bool, extra ...string) (*controllerProcess, error) {
 	metrics, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -39,6 +41,13 @@ func startController(ctx context.Context, binary, kubeconfig, logPath string, ex
 	probes, err := freeAddr()
 	if err != nil {
 		return nil, err
+	}
+	pprof := ""
+	if profiled {
+		if pprof, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		extra = append([]string{"--pprof-bind-address=" + pprof}, extra...)
 	}
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -51,7 +60,7 @@ func startController(ctx context.Context, binary, kubeconfig, logPath string, ex
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &controllerProcess{cmd: cmd, metrics: metrics, exited: make(chan error, 1), log: log}
+	c := &controllerProcess{cmd: cmd, metrics: metrics, pprof: pprof, exited: make(chan error, 1), log: log}
 	go func() { c.exited <- cmd.Wait() }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {

@@ -33,15 +33,19 @@ import (
 )
 
 type harness struct {
-	env        *testenv.Env
-	c          client.WithWatch
-	audit      auditLog
-	dir        string
-	binary     string
-	kubeconfig string
-	flags      []string
-	compile    compile.Options
-	sample     *bpav1.Provisioning
+	env *testenv.Env
+	c   client.WithWatch
+	// directClient makes the direct bursts' writes, as directUser.
+	directClient client.Client
+	audit        auditLog
+	dir          string
+	binary       string
+	kubeconfig   string
+	flags        []string
+	compile      compile.Options
+	sample       *bpav1.Provisioning
+	// prof profiles the bursts; nil without -profile.
+	prof *profiler
 }
 
 func main() {
@@ -53,6 +57,8 @@ func main() {
 	flag.IntVar(&cfg.Applies, "applies", 200, "CRs applied one at a time for the apply-to-Workflow latency")
 	flag.DurationVar(&cfg.Idle, "idle", 60*time.Second, "how long to count the writes of an idle controller")
 	flag.BoolVar(&cfg.SkipFaults, "skip-faults", false, "measure only, no fault scenarios")
+	flag.BoolVar(&cfg.Keep, "keep", false, "keep the controllers' logs and the audit log (their directory is printed) after a run that passed, as after one that failed")
+	flag.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the API server and the controller during each burst's first 4s to this directory (BURST.apiserver.pprof, BURST.controller.pprof)")
 	jsonOut := flag.String("json", "", "also write the figures to this file")
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -82,6 +88,8 @@ type config struct {
 	N, Clients, Unrelated, PhaseChanges, Applies int
 	Idle                                         time.Duration
 	SkipFaults                                   bool
+	Keep                                         bool   `json:"-"`
+	ProfileDir                                   string `json:",omitempty"`
 }
 
 func progress(format string, args ...any) {
@@ -97,6 +105,11 @@ func run(ctx context.Context, cfg config, controllerFlags []string) (*results, e
 	if err := h.setUp(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.ProfileDir != "" {
+		if h.prof, err = newProfiler(cfg.ProfileDir, h.env.Config); err != nil {
+			return nil, err
+		}
+	}
 	var restarted []*exec.Cmd
 	defer func() {
 		for _, cmd := range restarted {
@@ -106,7 +119,7 @@ func run(ctx context.Context, cfg config, controllerFlags []string) (*results, e
 		if err := h.env.Stop(); err != nil && len(restarted) == 0 {
 			progress("stopping the control plane: %v", err)
 		}
-		if err == nil {
+		if err == nil && !cfg.Keep {
 			_ = os.RemoveAll(dir)
 		} else {
 			progress("the logs of the controller and the audit log are kept in %s", dir)
@@ -134,7 +147,27 @@ func (h *harness) setUp(ctx context.Context) error {
 	if h.c, err = client.NewWithWatch(&admin, client.Options{Scheme: scheme.New()}); err != nil {
 		return err
 	}
-	user, err := env.AddUser(envtest.User{Name: controllerUser, Groups: []string{"system:masters"}}, nil)
+	// The controller holds what a site gives it, and no more: the generated ClusterRole and the
+	// leader election Role, so the API server's RBAC checks (the escalation check of every
+	// step Role and RoleBinding it writes) are part of what is measured.
+	// The direct clients hold the same, and may create Provisionings: the writes they make
+	// directly pass the same checks as the controller's.
+	if err := grantControllerRole(ctx, h.c, "default", controllerUser, directUser); err != nil {
+		return err
+	}
+	if err := grantCreate(ctx, h.c, directUser); err != nil {
+		return err
+	}
+	direct, err := env.AddUser(envtest.User{Name: directUser}, nil)
+	if err != nil {
+		return err
+	}
+	directCfg := direct.Config()
+	directCfg.QPS, directCfg.Burst = admin.QPS, admin.Burst
+	if h.directClient, err = client.New(directCfg, client.Options{Scheme: scheme.New()}); err != nil {
+		return err
+	}
+	user, err := env.AddUser(envtest.User{Name: controllerUser}, nil)
 	if err != nil {
 		return err
 	}
@@ -168,5 +201,5 @@ func (h *harness) startController(ctx context.Context, name string, extra ...str
 	if len(extra) > 0 {
 		args = append(extra, h.flags...)
 	}
-	return startController(ctx, h.binary, h.kubeconfig, filepath.Join(h.dir, name+".log"), args...)
+	return startController(ctx, h.binary, h.kubeconfig, filepath.Join(h.dir, name+".log"), h.prof != nil, args...)
 }

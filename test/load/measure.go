@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -89,8 +90,9 @@ func (h *harness) measure(ctx context.Context, cfg config, res *results, restart
 			return err
 		}
 		progress("%d CRs from %d clients making the minimal writes directly (identity: %v)", n, cfg.Clients, b.identity)
+		profiled := h.prof.start(ctx, b.ns, "")
 		d, err := h.burst(ctx, b.ns, n, cfg.Clients, h.direct(b.identity))
-		if err != nil {
+		if err := errors.Join(err, profiled()); err != nil {
 			return err
 		}
 		*b.out = d.Seconds()
@@ -132,8 +134,9 @@ func (h *harness) measure(ctx context.Context, cfg config, res *results, restart
 		return err
 	}
 	progress("%d CRs from %d clients through the controller", n, cfg.Clients)
+	profiled := h.prof.start(ctx, "burst", ctl.pprof)
 	d, err := h.burst(ctx, "burst", n, cfg.Clients, h.create)
-	if err != nil {
+	if err := errors.Join(err, profiled()); err != nil {
 		return err
 	}
 	res.ControllerSeconds = d.Seconds()

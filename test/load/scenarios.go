@@ -12,6 +12,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -100,16 +101,18 @@ func (h *harness) burst(ctx context.Context, ns string, n, clients int, create f
 	return time.Since(start), nil
 }
 
-// direct makes the writes any controller must make for a new CR, as a client: the CR, the
-// finalizer, the Workflow, one status write; withIdentity adds the cluster's step identity.
+// direct makes the writes any controller must make for a new CR, as a client holding the
+// controller's role: the CR, the finalizer, the Workflow, one status write; withIdentity adds
+// the cluster's step identity (writes only: a client that knows they are new reads nothing).
 func (h *harness) direct(withIdentity bool) func(context.Context, *bpav1.Provisioning) error {
+	c := h.directClient
 	return func(ctx context.Context, p *bpav1.Provisioning) error {
-		if err := h.c.Create(ctx, p); err != nil {
+		if err := c.Create(ctx, p); err != nil {
 			return err
 		}
 		before := p.DeepCopy()
 		controllerutil.AddFinalizer(p, bpav1.HostsFinalizer)
-		if err := h.c.Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := c.Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
 		plan, err := day2.KubesprayPlan(p)
@@ -124,11 +127,11 @@ func (h *harness) direct(withIdentity bool) func(context.Context, *bpav1.Provisi
 			return err
 		}
 		if withIdentity {
-			if err := identity.Ensure(ctx, h.c, h.c, p, p.HostNamespaces()); err != nil {
+			if err := createIdentity(ctx, c, p); err != nil {
 				return err
 			}
 		}
-		if err := h.c.Create(ctx, wf); err != nil {
+		if err := c.Create(ctx, wf); err != nil {
 			return err
 		}
 		before = p.DeepCopy()
@@ -142,8 +145,31 @@ func (h *harness) direct(withIdentity bool) func(context.Context, *bpav1.Provisi
 			c.Reason, c.Message, c.ObservedGeneration = bpav1.ReasonWorkflowPending, "Workflow "+wf.Name+" is pending", p.Generation
 			meta.SetStatusCondition(&p.Status.Conditions, c)
 		}
-		return h.c.Status().Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		return c.Status().Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	}
+}
+
+// createIdentity creates the step identity of p's cluster in its namespace: its ServiceAccount,
+// and its Role, then its RoleBinding (RBAC's escalation check needs the Role first).
+func createIdentity(ctx context.Context, c client.Client, p *bpav1.Provisioning) error {
+	cluster := p.Labels[bpav1.ClusterLabel]
+	name := steps.StepServiceAccount(cluster)
+	objMeta := metav1.ObjectMeta{Namespace: p.Namespace, Name: name}
+	rules := identity.StepRules(cluster)
+	if slices.Contains(p.HostNamespaces(), p.Namespace) {
+		rules = append(rules, identity.HostRules()...)
+	}
+	errs := make(chan error, 1)
+	go func() { errs <- c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: objMeta}) }()
+	err := c.Create(ctx, &rbacv1.Role{ObjectMeta: objMeta, Rules: rules})
+	if err == nil {
+		err = c.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: objMeta,
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: p.Namespace}},
+		})
+	}
+	return errors.Join(err, <-errs)
 }
 
 // clean removes a namespace's CRs and Workflows (the test API server has no garbage collector
