@@ -198,7 +198,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		}
 		// Kept while the run goes on: the grants of a Workflow created before they were all
 		// written (a failed write), or deleted since. Read from the cache: no write when in place.
-		return r.grant(s, identity.EnsureGrants(ctx, r.Client, p.DeepCopy(), p.HostNamespaces()))
+		return r.grant(s, identity.EnsureGrants(ctx, r.Client, p, p.HostNamespaces()))
 	}
 	if rec := p.Status.LastRun; rec != nil && rec.Run == s.run {
 		s.summary = restoreRecord(&p.Status.WorkflowStatus, p.Generation, rec)
@@ -224,10 +224,10 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	}
 	wf.Annotations[bpav1.WorkflowRecordAnnotation] = day2.OutcomeOf(p, plan).Annotation()
 	// The grants go alongside the Workflow: its pods need only their accounts to be admitted.
+	owner := p.DeepCopy() // read by the identity while the finalizer's patch writes p
 	grants := make(chan error, 1)
-	owner := p.DeepCopy() // read while the finalizer's patch writes p
 	go func() { grants <- identity.EnsureGrants(ctx, r.Client, owner, owner.HostNamespaces()) }()
-	if done, err := r.prepareRun(ctx, s); done || err != nil {
+	if done, err := r.prepareRun(ctx, s, owner); done || err != nil {
 		<-grants
 		return true, err
 	}
@@ -262,10 +262,10 @@ func (r *ProvisioningReconciler) grant(s *provisioningScope, err error) (bool, e
 // prepareRun adds the finalizer and writes the step pods' accounts, at once: both must be in
 // place before the first Workflow (its steps claim hosts, which the finalizer releases; a pod
 // naming a missing account is refused), and neither needs the other. A CR that never runs a
-// Workflow claims nothing and gets no finalizer.
-func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioningScope) (bool, error) {
+// Workflow claims nothing and gets no finalizer. owner is a copy of s.p the accounts are
+// written from, while the finalizer's patch writes s.p.
+func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioningScope, owner *bpav1.Provisioning) (bool, error) {
 	p := s.p
-	owner := p.DeepCopy() // read by the identity while the finalizer's patch writes p
 	var finalizerErr, accountsErr error
 	var wg sync.WaitGroup
 	wg.Add(2)

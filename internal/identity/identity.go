@@ -1,8 +1,8 @@
 // Package identity gives each cluster's step pods the least identity their steps need, in the
 // CR's namespace: a ServiceAccount, a Role and its RoleBinding per cluster, written by the
-// controller with the cluster's first Workflow (the account before it). The Role reads the CRs, lists and claims
-// BareMetalHosts only in the namespaces the CR may take hosts from, and reads and writes only
-// the cluster's own Secrets and ConfigMap by name (creation cannot be limited by name in
+// controller with the cluster's first Workflow (the account before it). The Role reads the
+// CRs, lists and claims BareMetalHosts only in the namespaces the CR may take hosts from, and
+// reads and writes only the cluster's own Secrets and ConfigMap by name (creation cannot be limited by name in
 // Kubernetes RBAC, so it is granted without names: a create reads nothing). Pods that never
 // call the API (kubespray, the KUD plugins) mount no token at all; their Argo executor runs as
 // a per-namespace ServiceAccount that can only report task results.
@@ -82,9 +82,7 @@ func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpa
 func EnsureAccounts(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning) error {
 	name := steps.StepServiceAccount(p.Labels[bpav1.ClusterLabel])
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return writeAccount(ctx, c, p.Namespace, name, func(obj client.Object) error { return controllerutil.SetControllerReference(p, obj, c.Scheme()) })
-	})
+	g.Go(func() error { return writeAccount(ctx, c, p.Namespace, name, ownedBy(c, p)) })
 	g.Go(func() error { return ensureExecutorAccount(ctx, c, uncached, p.Namespace) })
 	return g.Wait()
 }
@@ -103,7 +101,6 @@ func EnsureAccounts(ctx context.Context, c client.Client, uncached client.Reader
 func EnsureGrants(ctx context.Context, c client.Client, p *bpav1.Provisioning, hostNamespaces []string) error {
 	cluster := p.Labels[bpav1.ClusterLabel]
 	name := steps.StepServiceAccount(cluster)
-	owned := func(obj client.Object) error { return controllerutil.SetControllerReference(p, obj, c.Scheme()) }
 	rules := StepRules(cluster)
 	if slices.Contains(hostNamespaces, p.Namespace) {
 		rules = append(rules, HostRules()...)
@@ -112,7 +109,7 @@ func EnsureGrants(ctx context.Context, c client.Client, p *bpav1.Provisioning, h
 	// Role, then its RoleBinding), not two per namespace.
 	g, ctx := errgroup.WithContext(ctx)
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: p.Namespace}
-	g.Go(func() error { return writeRole(ctx, c, p.Namespace, name, rules, subject, owned) })
+	g.Go(func() error { return writeRole(ctx, c, p.Namespace, name, rules, subject, ownedBy(c, p)) })
 	for _, ns := range hostNamespaces {
 		if ns == p.Namespace {
 			continue
@@ -174,6 +171,11 @@ func labelled(namespace, cluster string) func(client.Object) error {
 		obj.SetLabels(l)
 		return nil
 	}
+}
+
+// ownedBy makes the Provisioning an object's controller: it goes with the Provisioning.
+func ownedBy(c client.Client, p *bpav1.Provisioning) func(client.Object) error {
+	return func(obj client.Object) error { return controllerutil.SetControllerReference(p, obj, c.Scheme()) }
 }
 
 // remoteName names the Role in another namespace: the CR's namespace and cluster.

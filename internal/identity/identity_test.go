@@ -2,7 +2,6 @@ package identity_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
@@ -32,12 +30,8 @@ func TestMain(m *testing.M) { testenv.Main(m, &env) }
 // controller's role lacks anything the step Roles grant. It also checks what was written.
 func TestTheControllerCanGrantTheStepIdentity(t *testing.T) {
 	ctx := context.Background()
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(raw, role); err != nil {
+	if err := testenv.ReadManifest(filepath.Join("config", "rbac", "role.yaml"), role); err != nil {
 		t.Fatal(err)
 	}
 	suffix := strings.ToLower(rand.String(6))

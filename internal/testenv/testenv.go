@@ -236,14 +236,9 @@ func (e *Env) AdminKubeconfig(t testing.TB) string {
 // the API server's RBAC checks (the escalation check of every step Role and RoleBinding it
 // writes), where a system:masters user skips them.
 func GrantControllerRole(ctx context.Context, c client.Client, users ...string) error {
-	path := filepath.Join(RepoRoot(), "config", "rbac", "role.yaml")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
 	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(raw, role); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err := ReadManifest(filepath.Join("config", "rbac", "role.yaml"), role); err != nil {
+		return err
 	}
 	if err := c.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the controller's ClusterRole: %w", err)
@@ -257,6 +252,19 @@ func GrantControllerRole(ctx context.Context, c client.Client, users ...string) 
 		if err := c.Create(ctx, binding); err != nil {
 			return fmt.Errorf("binding %s to the controller's ClusterRole: %w", user, err)
 		}
+	}
+	return nil
+}
+
+// ReadManifest reads the single-object YAML file at path (relative to the repository's root)
+// into into, refusing fields into does not have.
+func ReadManifest(path string, into any) error {
+	raw, err := os.ReadFile(filepath.Join(RepoRoot(), path))
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(raw, into); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

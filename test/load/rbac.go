@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
@@ -23,7 +21,7 @@ func grantControllerRole(ctx context.Context, c client.Client, leaseNamespace st
 		return err
 	}
 	lease := &rbacv1.Role{}
-	if err := readManifest(filepath.Join("config", "rbac", "leader_election_role.yaml"), lease); err != nil {
+	if err := testenv.ReadManifest(filepath.Join("config", "rbac", "leader_election_role.yaml"), lease); err != nil {
 		return err
 	}
 	lease.Namespace = leaseNamespace
@@ -42,17 +40,6 @@ func grantControllerRole(ctx context.Context, c client.Client, leaseNamespace st
 		if err := c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("granting the controller its leader election role: %s: %w", obj.GetName(), err)
 		}
-	}
-	return nil
-}
-
-func readManifest(path string, into any) error {
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), path))
-	if err != nil {
-		return err
-	}
-	if err := yaml.UnmarshalStrict(raw, into); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
