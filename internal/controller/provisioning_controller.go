@@ -289,8 +289,10 @@ func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioning
 		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccounts yet; retrying"}
 		return true, accountsErr
 	}
-	// The status patch is conditioned on the resourceVersion the finalizer's patch returned.
-	s.before.ResourceVersion, s.before.Finalizers = p.ResourceVersion, p.Finalizers
+	// The status patch is computed from the object the finalizer's patch returned: conditioned
+	// on its resourceVersion, and carrying no metadata (the response's managedFields, which the
+	// cached copy lacks, would otherwise be written back with the status).
+	s.before.ObjectMeta = *p.ObjectMeta.DeepCopy()
 	return false, nil
 }
 

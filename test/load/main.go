@@ -35,8 +35,9 @@ import (
 type harness struct {
 	env *testenv.Env
 	c   client.WithWatch
-	// directClient makes the direct bursts' writes, as directUser.
-	directClient client.Client
+	// directClient makes the direct bursts' writes, and mirrors their phase changes, as
+	// directUser.
+	directClient client.WithWatch
 	audit        auditLog
 	dir          string
 	binary       string
@@ -54,13 +55,18 @@ func main() {
 	flag.IntVar(&cfg.Clients, "clients", 16, "concurrent clients making a burst")
 	flag.IntVar(&cfg.Unrelated, "unrelated", 10000, "Workflows of other users on the site, beside the controller's")
 	flag.IntVar(&cfg.PhaseChanges, "phase-changes", 100, "Workflows changing phase at once")
+	flag.IntVar(&cfg.PhaseRounds, "phase-rounds", 3, "rounds of phase changes, each on other CRs of the burst (n >= rounds x phase-changes)")
 	flag.IntVar(&cfg.Applies, "applies", 200, "CRs applied one at a time for the apply-to-Workflow latency")
 	flag.DurationVar(&cfg.Idle, "idle", 60*time.Second, "how long to count the writes of an idle controller")
 	flag.BoolVar(&cfg.SkipFaults, "skip-faults", false, "measure only, no fault scenarios")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the controllers' logs and the audit log (their directory is printed) after a run that passed, as after one that failed")
-	flag.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the API server and the controller during each burst's first 4s to this directory (BURST.apiserver.pprof, BURST.controller.pprof)")
+	flag.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the API server and the controller during the first 4s of each burst and of the phase changes to this directory (NAME.apiserver.pprof, NAME.controller.pprof)")
 	jsonOut := flag.String("json", "", "also write the figures to this file")
 	flag.Parse()
+	if cfg.PhaseRounds < 1 || cfg.N < cfg.PhaseRounds*cfg.PhaseChanges {
+		fmt.Fprintf(os.Stderr, "load: -phase-rounds %d of -phase-changes %d need at least 1 round and -n >= %d\n", cfg.PhaseRounds, cfg.PhaseChanges, cfg.PhaseRounds*cfg.PhaseChanges)
+		os.Exit(2)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	res, err := run(ctx, cfg, flag.Args())
@@ -85,11 +91,11 @@ func main() {
 }
 
 type config struct {
-	N, Clients, Unrelated, PhaseChanges, Applies int
-	Idle                                         time.Duration
-	SkipFaults                                   bool
-	Keep                                         bool   `json:"-"`
-	ProfileDir                                   string `json:",omitempty"`
+	N, Clients, Unrelated, PhaseChanges, PhaseRounds, Applies int
+	Idle                                                      time.Duration
+	SkipFaults                                                bool
+	Keep                                                      bool   `json:"-"`
+	ProfileDir                                                string `json:",omitempty"`
 }
 
 func progress(format string, args ...any) {
@@ -164,7 +170,7 @@ func (h *harness) setUp(ctx context.Context) error {
 	}
 	directCfg := direct.Config()
 	directCfg.QPS, directCfg.Burst = admin.QPS, admin.Burst
-	if h.directClient, err = client.New(directCfg, client.Options{Scheme: scheme.New()}); err != nil {
+	if h.directClient, err = client.NewWithWatch(directCfg, client.Options{Scheme: scheme.New()}); err != nil {
 		return err
 	}
 	user, err := env.AddUser(envtest.User{Name: controllerUser}, nil)
