@@ -198,7 +198,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		}
 		// Kept while the run goes on: the grants of a Workflow created before they were all
 		// written (a failed write), or deleted since. Read from the cache: no write when in place.
-		return r.grant(s, identity.EnsureGrants(ctx, r.Client, p, p.HostNamespaces()))
+		return r.grant(s, identity.EnsureGrants(ctx, r.Client, r.APIReader, p, p.HostNamespaces()))
 	}
 	if rec := p.Status.LastRun; rec != nil && rec.Run == s.run {
 		s.summary = restoreRecord(&p.Status.WorkflowStatus, p.Generation, rec)
@@ -226,7 +226,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	// The grants go alongside the Workflow: its pods need only their accounts to be admitted.
 	owner := p.DeepCopy() // read by the identity while the finalizer's patch writes p
 	grants := make(chan error, 1)
-	go func() { grants <- identity.EnsureGrants(ctx, r.Client, owner, owner.HostNamespaces()) }()
+	go func() { grants <- identity.EnsureGrants(ctx, r.Client, r.APIReader, owner, owner.HostNamespaces()) }()
 	if done, err := r.prepareRun(ctx, s, owner); done || err != nil {
 		<-grants
 		return true, err

@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -70,7 +71,7 @@ func ExecutorRules() []rbacv1.PolicyRule {
 func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return EnsureAccounts(ctx, c, uncached, p) })
-	g.Go(func() error { return EnsureGrants(ctx, c, p, hostNamespaces) })
+	g.Go(func() error { return EnsureGrants(ctx, c, uncached, p, hostNamespaces) })
 	return g.Wait()
 }
 
@@ -97,8 +98,9 @@ func EnsureAccounts(ctx context.Context, c client.Client, uncached client.Reader
 // RoleBinding costs the API server's RBAC escalation check (which waits for its cache of
 // bindings to be current: about 100 ms on Kubernetes 1.33). The controller writes the grants
 // while it creates the Workflow, not before; a step that starts before its binding is in
-// place waits for it (steprun).
-func EnsureGrants(ctx context.Context, c client.Client, p *bpav1.Provisioning, hostNamespaces []string) error {
+// place waits for it (steprun). uncached reads the namespace's executor grants when c's cache
+// does not hold them yet (writeShared).
+func EnsureGrants(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
 	cluster := p.Labels[bpav1.ClusterLabel]
 	name := steps.StepServiceAccount(cluster)
 	rules := StepRules(cluster)
@@ -120,7 +122,10 @@ func EnsureGrants(ctx context.Context, c client.Client, p *bpav1.Provisioning, h
 	}
 	executor := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: steps.ExecutorServiceAccount, Namespace: p.Namespace}
 	g.Go(func() error {
-		return writeRole(ctx, c, p.Namespace, steps.ExecutorServiceAccount, ExecutorRules(), executor, nil)
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: steps.ExecutorServiceAccount}}
+		return writeShared(ctx, c, uncached, binding, func(c client.Client) error {
+			return writeRole(ctx, c, p.Namespace, steps.ExecutorServiceAccount, ExecutorRules(), executor, nil)
+		})
 	})
 	return g.Wait()
 }
@@ -227,12 +232,15 @@ func ensureExecutorAccount(ctx context.Context, c client.Client, uncached client
 	name := steps.ExecutorServiceAccount
 	// The token Secret after its ServiceAccount: Kubernetes' token controller deletes a token
 	// Secret whose ServiceAccount does not exist.
-	if err := writeAccount(ctx, c, namespace, name, nil); err != nil {
+	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := writeShared(ctx, c, uncached, account, func(c client.Client) error {
+		return writeAccount(ctx, c, namespace, name, nil)
+	}); err != nil {
 		return err
 	}
 	// One worker at a time per namespace: the others then read the Secret the first created,
 	// instead of each creating it and all but one failing.
-	unlock := lockNamespace(namespace)
+	unlock := lock(namespace + "/Secret/" + name + ".service-account-token")
 	defer unlock()
 	// Its metadata read uncached: reading Secrets through the manager's cache would hold every
 	// Secret of the cluster in memory. A read, not a create that fails once it exists: every
@@ -260,11 +268,45 @@ func ensureExecutorAccount(ctx context.Context, c client.Client, uncached client
 	return nil
 }
 
-// executorLocks serialize the token Secret's read-then-create per namespace.
-var executorLocks sync.Map
+// writeShared writes, through write, an object all the clusters of a namespace share (their
+// executor's), which the reconciles of a burst of new clusters all find missing from the cache
+// at once. In the cache, it is written as any other: only where it differs. Not there yet, one
+// worker at a time reads it from the API server (uncached), and only the first creates it: the
+// others' creates would be refused as it exists, each after the API server's checks (for a Role
+// or RoleBinding, the escalation check's wait). obj names what to look for: the last object
+// write writes (of a Role and its RoleBinding, the RoleBinding).
+func writeShared(ctx context.Context, c client.Client, uncached client.Reader, obj client.Object, write func(client.Client) error) error {
+	err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	if err == nil {
+		return write(c)
+	}
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		return err
+	}
+	unlock := lock(obj.GetNamespace() + "/" + gvk.Kind + "/" + obj.GetName())
+	defer unlock()
+	return write(readingFrom{Client: c, reader: uncached})
+}
 
-func lockNamespace(namespace string) (unlock func()) {
-	mu, _ := executorLocks.LoadOrStore(namespace, &sync.Mutex{})
+// readingFrom is a client whose reads are reader's.
+type readingFrom struct {
+	client.Client
+	reader client.Reader
+}
+
+func (c readingFrom) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.reader.Get(ctx, key, obj, opts...)
+}
+
+// locks serialize the writes of one shared object (namespace/Kind/name) in this process.
+var locks sync.Map
+
+func lock(key string) (unlock func()) {
+	mu, _ := locks.LoadOrStore(key, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	return mu.(*sync.Mutex).Unlock
 }

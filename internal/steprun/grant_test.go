@@ -48,7 +48,7 @@ func TestAStepWaitsForItsGrant(t *testing.T) {
 	granted := make(chan error, 1)
 	go func() {
 		time.Sleep(grantAfter)
-		granted <- identity.EnsureGrants(ctx(), env.Client, p, p.HostNamespaces())
+		granted <- identity.EnsureGrants(ctx(), env.Client, env.Client, p, p.HostNamespaces())
 	}()
 	start := time.Now()
 	placed, err := steprun.DiscoverHosts(ctx(), asStep, ref, nil)
