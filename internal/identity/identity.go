@@ -2,10 +2,10 @@
 // CR's namespace: a ServiceAccount, a Role and its RoleBinding per cluster, written by the
 // controller with the cluster's first Workflow (the account before it). The Role reads the
 // CRs, lists and claims BareMetalHosts only in the namespaces the CR may take hosts from, and
-// reads and writes only the cluster's own Secrets and ConfigMap by name (creation cannot be limited by name in
-// Kubernetes RBAC, so it is granted without names: a create reads nothing). Pods that never
-// call the API (kubespray, the KUD plugins) mount no token at all; their Argo executor runs as
-// a per-namespace ServiceAccount that can only report task results.
+// reads and writes only the cluster's own Secrets and ConfigMap by name (creation cannot be
+// limited by name in Kubernetes RBAC, so it is granted without names: a create reads
+// nothing). Pods that never call the API (kubespray, the KUD plugins) mount no token at all;
+// their Argo executor runs as a per-namespace ServiceAccount that can only report task results.
 package identity
 
 import (

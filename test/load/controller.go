@@ -213,10 +213,8 @@ func (c *controllerProcess) quiet(ctx context.Context, window time.Duration) (ti
 		} else if time.Since(lastChange) >= window {
 			return lastChange, nil
 		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		if err := pause(ctx, 20*time.Millisecond); err != nil {
+			return time.Time{}, err
 		}
 	}
 }

@@ -45,7 +45,7 @@ type harness struct {
 	flags        []string
 	compile      compile.Options
 	sample       *bpav1.Provisioning
-	// prof profiles the bursts; nil without -profile.
+	// prof profiles the bursts and the phase changes; nil without -profile.
 	prof *profiler
 }
 

@@ -224,10 +224,8 @@ func (h *harness) measure(ctx context.Context, cfg config, res *results, restart
 	if before, err = ctl.reconciles(); err != nil {
 		return err
 	}
-	select {
-	case <-time.After(cfg.Idle):
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := pause(ctx, cfg.Idle); err != nil {
+		return err
 	}
 	if w, err = h.audit.since(offset); err != nil {
 		return err
@@ -429,10 +427,8 @@ func waitLeader(ctx context.Context, replicas []*controllerProcess) (leader, oth
 				return r, replicas[(i+1)%len(replicas)], nil
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		if err := pause(ctx, 20*time.Millisecond); err != nil {
+			return nil, nil, err
 		}
 	}
 	return nil, nil, fmt.Errorf("no replica led within 2 minutes")

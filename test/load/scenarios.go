@@ -141,15 +141,25 @@ func (h *harness) direct(withIdentity bool) func(context.Context, *bpav1.Provisi
 		p.Status.ObservedGeneration = p.Generation
 		p.Status.WorkflowName = wf.Name
 		p.Status.Phase = bpav1.PhasePending
-		for _, c := range []metav1.Condition{
-			{Type: bpav1.ConditionReady, Status: metav1.ConditionFalse},
-			{Type: bpav1.ConditionReconciling, Status: metav1.ConditionTrue},
-		} {
-			c.Reason, c.Message, c.ObservedGeneration = bpav1.ReasonWorkflowPending, "Workflow "+wf.Name+" is pending", p.Generation
+		for _, c := range workflowConditions(bpav1.ReasonWorkflowPending, "Workflow "+wf.Name+" is pending", p.Generation) {
 			meta.SetStatusCondition(&p.Status.Conditions, c)
 		}
 		return c.Status().Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	}
+}
+
+// workflowConditions are the conditions of a CR whose Workflow is on its way: not Ready, and
+// Reconciling, both for reason and saying message, as the controller writes them.
+func workflowConditions(reason, message string, generation int64) []metav1.Condition {
+	now := metav1.Now()
+	out := []metav1.Condition{
+		{Type: bpav1.ConditionReady, Status: metav1.ConditionFalse},
+		{Type: bpav1.ConditionReconciling, Status: metav1.ConditionTrue},
+	}
+	for i := range out {
+		out[i].Reason, out[i].Message, out[i].ObservedGeneration, out[i].LastTransitionTime = reason, message, generation, now
+	}
+	return out
 }
 
 // createIdentity creates the step identity of p's cluster in its namespace: its ServiceAccount,
@@ -277,7 +287,7 @@ func (h *harness) phaseChanges(ctx context.Context, ns string, from, n int) ([]t
 	defer stop()
 	watchErrs := make(chan error, 2)
 	go func() {
-		watchErrs <- h.follow(watching, wfList, ns, list.ResourceVersion, stamp(changed, func(obj runtime.Object) string {
+		watchErrs <- follow(watching, h.c, wfList, ns, list.ResourceVersion, stamp(changed, func(obj runtime.Object) string {
 			if wf, ok := obj.(*metav1.PartialObjectMetadata); ok && wf.Labels[phaseLabel] == string(wfv1.WorkflowRunning) {
 				return crOf[wf.Name]
 			}
@@ -285,7 +295,7 @@ func (h *harness) phaseChanges(ctx context.Context, ns string, from, n int) ([]t
 		}))
 	}()
 	go func() {
-		watchErrs <- h.follow(watching, &bpav1.ProvisioningList{}, ns, list.ResourceVersion, stamp(mirrored, func(obj runtime.Object) string {
+		watchErrs <- follow(watching, h.c, &bpav1.ProvisioningList{}, ns, list.ResourceVersion, stamp(mirrored, func(obj runtime.Object) string {
 			if p, ok := obj.(*bpav1.Provisioning); ok && p.Status.Phase == bpav1.PhaseRunning {
 				return p.Name
 			}
@@ -335,13 +345,9 @@ func (h *harness) phaseChanges(ctx context.Context, ns string, from, n int) ([]t
 	return out, nil
 }
 
-// follow passes each object a watch of list in ns reports, from resourceVersion rv, to seen
+// follow passes each object a watch of list in ns by c reports, from resourceVersion rv, to seen
 // until ctx ends. When the API server ends the watch (it closes a watcher that falls behind a
 // burst of large events), it watches again from the last event seen: no change is missed.
-func (h *harness) follow(ctx context.Context, list client.ObjectList, ns, rv string, seen func(runtime.Object)) error {
-	return follow(ctx, h.c, list, ns, rv, seen)
-}
-
 func follow(ctx context.Context, c client.WithWatch, list client.ObjectList, ns, rv string, seen func(runtime.Object)) error {
 	for resumed := 0; ; resumed++ {
 		if resumed > 0 {
@@ -465,17 +471,9 @@ func patchRunning(ctx context.Context, c client.Client, wf *wfv1.Workflow) error
 	if owner == nil {
 		return fmt.Errorf("no controller owns Workflow %s", wf.Name)
 	}
-	now := metav1.Now()
-	message := "Workflow " + wf.Name + " is running"
 	status := bpav1.ProvisioningStatus{}
 	status.Phase, status.StartedAt = bpav1.PhaseRunning, &wf.Status.StartedAt
-	for _, c := range []metav1.Condition{
-		{Type: bpav1.ConditionReady, Status: metav1.ConditionFalse},
-		{Type: bpav1.ConditionReconciling, Status: metav1.ConditionTrue},
-	} {
-		c.Reason, c.Message, c.ObservedGeneration, c.LastTransitionTime = bpav1.ReasonWorkflowRunning, message, 1, now
-		status.Conditions = append(status.Conditions, c)
-	}
+	status.Conditions = workflowConditions(bpav1.ReasonWorkflowRunning, "Workflow "+wf.Name+" is running", 1)
 	raw, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		return err
