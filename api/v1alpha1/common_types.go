@@ -113,6 +113,9 @@ const (
 	ReasonWorkflowConflict = "WorkflowConflict"
 	// ReasonNoNodes: the Software's cluster lists no nodes to install on.
 	ReasonNoNodes = "NoNodes"
+	// ReasonStoppingWorkflows: the CR is being deleted and waits for its unfinished Workflows
+	// to stop (Argo's stop) before its BareMetalHosts are released.
+	ReasonStoppingWorkflows = "StoppingWorkflows"
 	// ReasonIdentityFailed: the step pods' ServiceAccount and Role could not be written.
 	ReasonIdentityFailed = "IdentityFailed"
 	// ReasonBinariesUnresolved: a Software's binaries cannot be read from the site registry

@@ -165,6 +165,22 @@ type ProvisioningStatus struct {
 	// kubespray mode (create, scale or remove).
 	// +optional
 	Provisioned *ProvisionedNodes `json:"provisioned,omitempty"`
+
+	// startedRun is the last run the controller started, recorded before its Workflow was
+	// created: a started run whose Workflow is gone with no recorded end (deleted while the
+	// controller was down) is Stalled (WorkflowDeleted), never started again by itself.
+	// +optional
+	StartedRun *RunStart `json:"startedRun,omitempty"`
+}
+
+// RunStart is a run the controller has started.
+type RunStart struct {
+	// run is the Workflow's bpa.akraino.org/run label.
+	Run string `json:"run"`
+	// generation of the CR the run was compiled from.
+	Generation int64 `json:"generation"`
+	// workflowName is the Workflow created for it.
+	WorkflowName string `json:"workflowName"`
 }
 
 // ProvisionedNodes is the cluster as the last successful Workflow left it.
@@ -177,6 +193,14 @@ type ProvisionedNodes struct {
 	// digest of that generation's spec without its workers: when it changes (masters, pod
 	// subnet, plugins, kubespray options), the next run is kubespray's cluster.yml.
 	Digest string `json:"digest"`
+	// masters entries of that generation. Control-plane changes are not built yet: a
+	// generation whose masters differ from these is refused (UnsupportedChange), and a master's
+	// host is never released while the cluster lives. Empty in a record written before masters
+	// were recorded.
+	// +optional
+	// +listType=map
+	// +listMapKey=label
+	Masters []ProvisionedEntry `json:"masters,omitempty"`
 	// workers entries of that generation: added ones are scaled in, removed ones removed.
 	// +optional
 	// +listType=map
@@ -184,8 +208,8 @@ type ProvisionedNodes struct {
 	Workers []ProvisionedEntry `json:"workers,omitempty"`
 }
 
-// ProvisionedEntry is one workers entry, with a digest of its requirements so that an entry
-// whose MAC or resources changed counts as changed.
+// ProvisionedEntry is one masters or workers entry, with a digest of its requirements so that
+// an entry whose MAC or resources changed counts as changed.
 type ProvisionedEntry struct {
 	// label of the entry.
 	Label string `json:"label"`

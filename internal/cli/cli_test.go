@@ -234,9 +234,24 @@ func TestRetryableExit(t *testing.T) {
 	if err := os.WriteFile(hosts, []byte(`[{"name":"worker-9","role":"worker","bareMetalHost":"metal3/node-9","mac":"00:00:00:00:00:99"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	saved := cli.TerminationMessagePath
+	t.Cleanup(func() { cli.TerminationMessagePath = saved })
+	cli.TerminationMessagePath = filepath.Join(dir, "termination-log")
+	if err := os.WriteFile(cli.TerminationMessagePath, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
 	code, _, stderr := run("step", "resolve-leases", "--hosts="+hosts, "--leases="+testutil.Fixture(t, "sample-site-dhcpd.leases"))
-	if code != steps.ExitRetryable || !strings.Contains(stderr, "worker-9") {
-		t.Errorf("a host without a lease: exit %d, stderr %q; want %d naming it", code, stderr, steps.ExitRetryable)
+	if code != steps.ExitRetryable || !strings.Contains(stderr, "worker-9") || !strings.Contains(stderr, "retried by Argo") {
+		t.Errorf("a host without a lease: exit %d, stderr %q; want %d naming it, saying it is retried", code, stderr, steps.ExitRetryable)
+	}
+	// The message Argo shows, and the CR mirrors, is the failure alone: the exit code, not a
+	// prefix, says it is retried.
+	raw, err := os.ReadFile(cli.TerminationMessagePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := string(raw); !strings.Contains(msg, "worker-9") || strings.Contains(msg, "retr") {
+		t.Errorf("termination message %q: want the failure without a retry marker", msg)
 	}
 }
 

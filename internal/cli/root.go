@@ -50,11 +50,12 @@ func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(stderr, "bpa-workflow-controller: %s\n", OneLine(err))
 		writeTerminationMessage(TerminationMessagePath, OneLine(err))
 		if steps.IsRetryable(err) {
+			fmt.Fprintf(stderr, "bpa-workflow-controller: %s (exit %d: retried by Argo)\n", OneLine(err), steps.ExitRetryable)
 			return steps.ExitRetryable
 		}
+		fmt.Fprintf(stderr, "bpa-workflow-controller: %s\n", OneLine(err))
 		return 1
 	}
 	return 0

@@ -145,8 +145,10 @@ func TestConcurrentReconcilesWriteOnceEach(t *testing.T) {
 	}
 	eventually(t, "every CR with one Workflow, mirrored as pending", mirrors(bpav1.PhasePending, bpav1.ReasonWorkflowPending))
 	identity := crs + 1 // one per cluster, one for the namespace's Argo executor
+	// Two status writes a new run: its start recorded before its Workflow is created (so that a
+	// run deleted unseen is never started again), then the Workflow mirrored.
 	want := map[string]int{
-		"PATCH provisionings": crs, "POST workflows": crs, "PATCH provisionings/status": crs, "POST events": crs,
+		"PATCH provisionings": crs, "POST workflows": crs, "PATCH provisionings/status": 2 * crs, "POST events": crs,
 		"POST serviceaccounts": identity, "POST roles": identity, "POST rolebindings": identity, "POST secrets": 1,
 	}
 	// The namespace's executor identity, which every worker finds missing from its cache at

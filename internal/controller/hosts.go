@@ -13,10 +13,11 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 )
 
-// releaseClaims clears spec.consumerRef on every BareMetalHost the Provisioning holds, except
-// those in keep (namespace/name). Each update is conditioned on the host's resourceVersion, so
-// a host claimed anew meanwhile is never released by mistake. It returns the released hosts.
-func releaseClaims(ctx context.Context, reader client.Reader, c client.Client, p *bpav1.Provisioning, keep map[string]bool) ([]string, error) {
+// releaseClaims clears spec.consumerRef on the BareMetalHosts the Provisioning holds that
+// release selects (by namespace/name); nil selects them all. Each update is conditioned on the
+// host's resourceVersion, so a host claimed anew meanwhile is never released by mistake. It
+// returns the released hosts.
+func releaseClaims(ctx context.Context, reader client.Reader, c client.Client, p *bpav1.Provisioning, release func(name string) bool) ([]string, error) {
 	var hosts metal3v1alpha1.BareMetalHostList
 	// Every namespace: a claim is released wherever it is, whatever the selector says now.
 	if err := reader.List(ctx, &hosts); err != nil {
@@ -27,7 +28,7 @@ func releaseClaims(ctx context.Context, reader client.Reader, c client.Client, p
 	for i := range hosts.Items {
 		h := &hosts.Items[i]
 		name := h.Namespace + "/" + h.Name
-		if !consumer.Holds(h.Spec.ConsumerRef) || keep[name] {
+		if !consumer.Holds(h.Spec.ConsumerRef) || (release != nil && !release(name)) {
 			continue
 		}
 		before := h.DeepCopy()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,7 +47,7 @@ type ProvisioningReconciler struct {
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings,verbs=get;list;watch;patch;update
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings/finalizers,verbs=update
-// +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
@@ -141,26 +142,10 @@ func (r *ProvisioningReconciler) recordSucceeded(ctx context.Context, s *provisi
 		r.Recorder.Eventf(s.p, corev1.EventTypeWarning, bpav1.ReasonWorkflowSucceeded, "Workflow %s cannot be recorded: %v", wf.Name, err)
 		return false, nil
 	}
-	o := mirror.Observe(wf)
-	if o.Hosts == nil {
-		// Offloaded or unreadable node status: which hosts the run placed is unknown, so no
-		// claim is released (a scale run's new host must never be), and the message says so.
-		r.Recorder.Eventf(s.p, corev1.EventTypeWarning, bpav1.ReasonWorkflowSucceeded,
-			"Workflow %s succeeded, but its node status cannot be read (%s): no BareMetalHost claim released", wf.Name, o.NodesUnavailable)
-	} else {
-		keep := map[string]bool{}
-		for _, h := range o.Hosts {
-			if !slices.Contains(outcome.Leaving, h.Label) {
-				keep[h.BareMetalHost] = true
-			}
-		}
-		released, err := releaseClaims(ctx, r.APIReader, r.Client, s.p, keep)
-		if err != nil {
+	if len(outcome.Leaving) > 0 {
+		if err := r.releaseLeaving(ctx, s, wf, outcome.Leaving); err != nil {
 			s.summary = summary{reconciling, bpav1.ReasonWorkflowSucceeded, "cannot release the claims of removed hosts yet; retrying"}
 			return true, err
-		}
-		for _, name := range released {
-			r.Recorder.Eventf(s.p, corev1.EventTypeNormal, bpav1.EventHostReleased, "Released BareMetalHost %s", name)
 		}
 	}
 	rec := outcome.Provisioned
@@ -173,6 +158,39 @@ func (r *ProvisioningReconciler) recordSucceeded(ctx context.Context, s *provisi
 		return true, nil
 	}
 	return false, nil
+}
+
+// releaseLeaving hands back the BareMetalHosts of the nodes a succeeded remove-node.yml run
+// took out of the cluster, and no other: only then has Kubernetes let them go. Their hosts are
+// read from the run's own placement, or, when its node status is offloaded, from the status
+// this CR mirrored before; a node whose host neither says is not released, and an Event says so.
+func (r *ProvisioningReconciler) releaseLeaving(ctx context.Context, s *provisioningScope, wf *wfv1.Workflow, leaving []string) error {
+	hosts := mirror.Observe(wf).Hosts
+	if hosts == nil {
+		hosts = s.p.Status.Hosts
+	}
+	release := map[string]bool{}
+	var unknown []string
+	for _, label := range leaving {
+		i := slices.IndexFunc(hosts, func(h bpav1.HostStatus) bool { return h.Label == label })
+		if i < 0 {
+			unknown = append(unknown, label)
+			continue
+		}
+		release[hosts[i].BareMetalHost] = true
+	}
+	if len(unknown) > 0 {
+		r.Recorder.Eventf(s.p, corev1.EventTypeWarning, bpav1.EventReleaseFailed,
+			"Workflow %s removed %s, but which BareMetalHosts they ran on is not known (node status unreadable): their claims are kept; clear spec.consumerRef by hand",
+			wf.Name, strings.Join(unknown, ", "))
+	}
+	released, err := releaseClaims(ctx, r.APIReader, r.Client, s.p, func(name string) bool { return release[name] })
+	for _, name := range released {
+		log := ctrl.LoggerFrom(ctx)
+		log.Info("Released BareMetalHost", "bareMetalHost", name, "workflow", wf.Name)
+		r.Recorder.Eventf(s.p, corev1.EventTypeNormal, bpav1.EventHostReleased, "Released BareMetalHost %s", name)
+	}
+	return err
 }
 
 // outcomeOf reads the outcome a Workflow carries. A Workflow compiled before outcomes were
@@ -204,6 +222,9 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		s.summary = restoreRecord(&p.Status.WorkflowStatus, p.Generation, rec)
 		return true, nil
 	}
+	if started := p.Status.StartedRun; started != nil && started.Run == s.run {
+		return r.startedBefore(ctx, s, started)
+	}
 	if busy := unfinished(s.workflows); busy != nil {
 		resetWorkflowStatus(&p.Status.WorkflowStatus, p.Generation)
 		s.summary = summary{reconciling, bpav1.ReasonWaitingForWorkflow,
@@ -231,12 +252,20 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		<-grants
 		return true, err
 	}
+	previous := p.Status.StartedRun
+	if done, err := r.recordStart(ctx, s, wf); done || err != nil {
+		<-grants
+		return true, err
+	}
 	created, err := createWorkflow(ctx, r.Client, wf)
 	grantErr := <-grants
 	if err != nil {
+		// Not started after all: the status written with the failure says so again.
+		p.Status.StartedRun = previous
 		s.summary, err = createFailed(&p.Status.WorkflowStatus, p.Generation, wf, err)
 		return true, err
 	}
+	ctrl.LoggerFrom(ctx).Info("Created Workflow", "workflow", wf.Name, "kubespray", plan.String(), "created", created)
 	if created {
 		workflowsCreated.WithLabelValues(bpav1.WorkflowKindProvisioning).Inc()
 		r.Recorder.Eventf(p, corev1.EventTypeNormal, bpav1.ReasonWorkflowCreated,
@@ -247,6 +276,46 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	// watched, so this status is the one write the new run costs.
 	s.workflows = append(s.workflows, *wf)
 	return r.grant(s, grantErr)
+}
+
+// recordStart records, on the CR and conditioned on the copy it was read as, that this run is
+// starting, before its Workflow exists: whatever happens to the Workflow later (finished and
+// deleted while the controller was down), the controller knows the run was started.
+func (r *ProvisioningReconciler) recordStart(ctx context.Context, s *provisioningScope, wf *wfv1.Workflow) (bool, error) {
+	p := s.p
+	p.Status.StartedRun = &bpav1.RunStart{Run: s.run, Generation: p.Generation, WorkflowName: wf.Name}
+	switch err := patchStatus(ctx, r.Client, p, s.before); {
+	case apierrors.IsConflict(err):
+		s.conflict = true
+		return true, nil
+	case err != nil:
+		p.Status.StartedRun = s.before.Status.StartedRun
+		s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot record the start of Workflow " + wf.Name + " yet; retrying"}
+		return true, err
+	}
+	// The status patch that follows is computed from what this one wrote.
+	*s.before = *p.DeepCopy()
+	return false, nil
+}
+
+// startedBefore handles a run that was started but has no Workflow in the cache and no
+// recorded end. The cache may only be behind the Workflow's creation, so the API server is
+// asked; a Workflow that is gone there was deleted before its end was seen, and the run is
+// Stalled rather than started again on a cluster it may already have changed.
+func (r *ProvisioningReconciler) startedBefore(ctx context.Context, s *provisioningScope, started *bpav1.RunStart) (bool, error) {
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.p.Namespace, Name: started.WorkflowName}, &wfv1.Workflow{})
+	switch {
+	case err == nil:
+		s.requeue = true // the cache has yet to see it
+		s.summary = summary{reconciling, bpav1.ReasonWorkflowPending, "Workflow " + started.WorkflowName + " created"}
+		return true, nil
+	case !apierrors.IsNotFound(err):
+		s.summary = summary{reconciling, bpav1.ReasonListFailed, "cannot read Workflow " + started.WorkflowName + "; retrying"}
+		return true, err
+	}
+	return r.stall(s, bpav1.ReasonWorkflowDeleted, fmt.Errorf(
+		"Workflow %s of generation %d was started, and is gone with no recorded end (deleted while the controller was not watching): it is not run again by itself; set annotation %s to a new value to run generation %d again, or change the spec",
+		started.WorkflowName, started.Generation, bpav1.RerunAnnotation, started.Generation))
 }
 
 // grant goes on to mirror the run once its step identity's grants are written; until they

@@ -11,6 +11,7 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -331,13 +332,19 @@ func expectRefused(t *testing.T, p *bpav1.Provisioning, field string) {
 	})
 }
 
-// deleteAndWait deletes a CR and waits until its finalizer has let it go.
+// deleteAndWait deletes a CR and waits until its finalizer has let it go, playing Argo's part:
+// a Workflow the deletion asks to stop stops.
 func deleteAndWait(t *testing.T, p *bpav1.Provisioning) {
 	t.Helper()
 	if err := env.Client.Delete(ctx(), getProvisioning(t, p)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the Provisioning gone", func() error {
+		for _, wf := range workflowsOf(t, bpav1.WorkflowKindProvisioning, p) {
+			if wf.Spec.Shutdown != "" && !wf.Status.Phase.Completed() {
+				setWorkflowStatus(t, &wf, func(st *wfv1.WorkflowStatus) { st.Phase, st.FinishedAt = wfv1.WorkflowFailed, metav1.Now() })
+			}
+		}
 		if err := env.Client.Get(ctx(), client.ObjectKeyFromObject(p), &bpav1.Provisioning{}); !isNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}
@@ -497,16 +504,49 @@ func TestProvisioningDay2(t *testing.T) {
 		}
 	})
 
-	t.Run("a master changed: cluster.yml", func(t *testing.T) {
+	t.Run("a master replaced: Stalled, no Workflow, its host kept", func(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) {
-			cur.Spec.Workers = cur.Spec.Workers[:1]
-			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-2": {MACAddress: "00:c2:12:03:62:b2"}})
-			cur.Spec.Masters = append(cur.Spec.Masters, bpav1.HostEntry{"master-2": {MACAddress: "00:e1:ba:ce:df:bd"}})
+			cur.Spec.Workers = []bpav1.HostEntry{cur.Spec.Workers[0], {"worker-2": {MACAddress: "00:c2:12:03:62:b2"}}}
+			cur.Spec.Masters = []bpav1.HostEntry{{"master-2": {MACAddress: "00:e1:ba:ce:df:bd"}}}
 		})
-		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 5)
+		eventually(t, "Stalled for a masters change", func() error {
+			cur := getProvisioning(t, p)
+			if !strings.Contains(cur.Status.Message, "masters master-2 added; master removed: control-plane changes are not supported yet") {
+				return fmt.Errorf("message %q", cur.Status.Message)
+			}
+			return expectConditions(cur.Status.Conditions, 5, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
+		})
+		consistently(t, "no Workflow for the masters change, node-1 kept", time.Second, func() error {
+			if wfs := workflowsOf(t, bpav1.WorkflowKindProvisioning, p); len(wfs) != 3 {
+				return fmt.Errorf("%d Workflows, want 3: none for the refused generation", len(wfs))
+			}
+			if consumerOf(t, hosts["node-1"]) == nil {
+				return fmt.Errorf("node-1, a live control-plane host, was released")
+			}
+			return nil
+		})
+	})
+
+	t.Run("a cluster.yml run releases no claim, even of a host it did not place", func(t *testing.T) {
+		// A host this Provisioning holds but no node runs on (left by an earlier placement).
+		stray := claim(t, ns, "node-2", consumer)
+		patchSpec(t, p, func(cur *bpav1.Provisioning) {
+			cur.Spec.Masters = []bpav1.HostEntry{{"master": {MACAddress: "00:c5:16:05:61:b2"}}}
+			cur.Spec.KUDPlugins = []string{"multus"}
+		})
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 6)
 		if args := kubesprayArgs(wf); !strings.HasSuffix(args, "cluster.yml") || strings.Contains(args, "--limit") {
-			t.Errorf("generation 5 runs %q, want cluster.yml", args)
+			t.Errorf("generation 6 runs %q, want cluster.yml", args)
 		}
+		provisioned(t, wf, atNS(abcHosts))
+		waitReady(t, p, 6)
+		consistently(t, "node-2 kept", time.Second, func() error {
+			if consumerOf(t, stray) == nil {
+				return fmt.Errorf("node-2 released by a cluster.yml run")
+			}
+			return nil
+		})
+		hosts["node-2"] = stray
 	})
 
 	t.Run("delete: every claim released, the other consumer's untouched", func(t *testing.T) {
@@ -520,4 +560,59 @@ func TestProvisioningDay2(t *testing.T) {
 			t.Errorf("node-6, claimed by another consumer, was released")
 		}
 	})
+}
+
+// TestDeletionStopsTheRunFirst: a Provisioning deleted while kubespray runs keeps its hosts
+// until Argo has stopped the run; only then are they released and the CR let go.
+func TestDeletionStopsTheRunFirst(t *testing.T) {
+	site := newABCSite(t)
+	p, hosts := site.p, site.hosts
+	wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) { st.Phase = wfv1.WorkflowRunning })
+	eventually(t, "the run mirrored as running", func() error {
+		if phase := getProvisioning(t, p).Status.Phase; phase != bpav1.PhaseRunning {
+			return fmt.Errorf("phase %q", phase)
+		}
+		return nil
+	})
+	if err := env.Client.Delete(ctx(), getProvisioning(t, p)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "argo stop asked, the deletion waiting for it", func() error {
+		cur := &wfv1.Workflow{}
+		if err := env.Client.Get(ctx(), clientKey(wf), cur); err != nil {
+			return err
+		}
+		if cur.Spec.Shutdown != wfv1.ShutdownStrategyStop {
+			return fmt.Errorf("shutdown %q, want Stop", cur.Spec.Shutdown)
+		}
+		c := meta.FindStatusCondition(getProvisioning(t, p).Status.Conditions, bpav1.ConditionReconciling)
+		if c == nil || c.Reason != bpav1.ReasonStoppingWorkflows || !strings.Contains(c.Message, "waiting for Workflow "+wf.Name+" to stop") {
+			return fmt.Errorf("Reconciling %+v", c)
+		}
+		return nil
+	})
+	consistently(t, "hosts kept and the CR there while the run stops", time.Second, func() error {
+		for _, name := range []string{"node-1", "node-3", "node-4"} {
+			if consumerOf(t, hosts[name]) == nil {
+				return fmt.Errorf("%s released while kubespray may still run on it", name)
+			}
+		}
+		return env.Client.Get(ctx(), clientKey(p), &bpav1.Provisioning{})
+	})
+	// Argo stops it: the Workflow fails.
+	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
+		st.Phase, st.FinishedAt, st.Message = wfv1.WorkflowFailed, metav1.Now(), "Stopped with strategy 'Stop'"
+	})
+	eventually(t, "the Provisioning gone once its run stopped", func() error {
+		if err := env.Client.Get(ctx(), clientKey(p), &bpav1.Provisioning{}); !isNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	for _, name := range []string{"node-1", "node-3", "node-4"} {
+		if ref := consumerOf(t, hosts[name]); ref != nil {
+			t.Errorf("%s still claimed by %v", name, ref)
+		}
+	}
 }

@@ -133,6 +133,43 @@ func TestRunsAreRecords(t *testing.T) {
 	})
 }
 
+// TestARunFinishedWhileTheControllerWasDown: a run that finished and was deleted (Argo's TTL,
+// argo delete) while no controller watched is never started again: its start was recorded
+// before its Workflow was created.
+func TestARunFinishedWhileTheControllerWasDown(t *testing.T) {
+	ns := newNamespace(t)
+	stop := startManager(t)
+	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	create(t, p)
+	wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+	if started := getProvisioning(t, p).Status.StartedRun; started == nil || started.WorkflowName != wf.Name {
+		t.Fatalf("status.startedRun = %+v, want Workflow %s recorded", started, wf.Name)
+	}
+	stop()
+	succeed(t, wf)
+	if err := env.Client.Delete(ctx(), wf); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t)
+	eventually(t, "Stalled on a run gone without a recorded end", func() error {
+		cur := getProvisioning(t, p)
+		if !strings.Contains(cur.Status.Message, "Workflow "+wf.Name+" of generation 1 was started, and is gone with no recorded end") {
+			return fmt.Errorf("message %q", cur.Status.Message)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowDeleted", "absent", "True/WorkflowDeleted")
+	})
+	consistently(t, "kubespray not started again", time.Second, func() error {
+		if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 0 {
+			return fmt.Errorf("%d Workflows: the run was started again on a live cluster", n)
+		}
+		return nil
+	})
+	patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Annotations = map[string]string{bpav1.RerunAnnotation: "again"} })
+	if again := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1); again.Name == wf.Name {
+		t.Errorf("the rerun reused the name %s", again.Name)
+	}
+}
+
 // TestRecreatedCRGetsItsOwnWorkflow: a Workflow left behind by a deleted CR of the same name
 // (orphaned, or not collected yet) never stands in for the new CR's.
 func TestRecreatedCRGetsItsOwnWorkflow(t *testing.T) {

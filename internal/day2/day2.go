@@ -25,31 +25,48 @@ func (e *UnsupportedError) Error() string { return e.Reason }
 // Record is what the status keeps of a generation once its Workflow has succeeded: the cluster
 // as it now is.
 func Record(p *bpav1.Provisioning) *bpav1.ProvisionedNodes {
-	rec := &bpav1.ProvisionedNodes{Generation: p.Generation, Digest: clusterDigest(&p.Spec)}
-	for _, label := range slices.Sorted(maps.Keys(workers(&p.Spec))) {
-		rec.Workers = append(rec.Workers, bpav1.ProvisionedEntry{Label: label, Digest: workers(&p.Spec)[label]})
+	return &bpav1.ProvisionedNodes{
+		Generation: p.Generation, Digest: clusterDigest(&p.Spec),
+		Masters: recordEntries(entries(p.Spec.Masters)),
+		Workers: recordEntries(entries(p.Spec.Workers)),
 	}
-	return rec
 }
 
-// KubesprayPlan chooses this generation's kubespray run by comparing the spec with the cluster
-// as the last successful Workflow left it:
-//   - nothing provisioned yet, or anything but the workers changed: cluster.yml;
-//   - only workers added: scale.yml limited to them;
-//   - only workers removed: remove-node.yml for them;
-//   - workers both added and removed (or one changed in place): refused, because kubespray
-//     cannot do both in one run; the message says how to split the change.
-func KubesprayPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
-	rec := p.Status.Provisioned
-	if rec == nil {
-		return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
+func recordEntries(byLabel map[string]string) []bpav1.ProvisionedEntry {
+	var out []bpav1.ProvisionedEntry
+	for _, label := range slices.Sorted(maps.Keys(byLabel)) {
+		out = append(out, bpav1.ProvisionedEntry{Label: label, Digest: byLabel[label]})
 	}
-	want := workers(&p.Spec)
+	return out
+}
+
+// mastersChange says how the spec's masters differ from the record's, or "" when they do not.
+// A record written before masters were recorded has none to compare with: its digest (which
+// covers the masters) still tells a cluster.yml run apart, and no such run releases a host.
+func mastersChange(rec *bpav1.ProvisionedNodes, spec *bpav1.ProvisioningSpec) string {
+	if len(rec.Masters) == 0 {
+		return ""
+	}
 	had := map[string]string{}
-	for _, w := range rec.Workers {
-		had[w.Label] = w.Digest
+	for _, m := range rec.Masters {
+		had[m.Label] = m.Digest
 	}
-	var added, removed, changed []string
+	added, removed, changed := diff(had, entries(spec.Masters))
+	var parts []string
+	for _, d := range []struct {
+		what   string
+		labels []string
+	}{{"added", added}, {"removed", removed}, {"changed in place", changed}} {
+		if len(d.labels) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", strings.Join(d.labels, ", "), d.what))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// diff compares two label → digest maps: the labels only in want, only in had, and in both
+// with another digest, each sorted.
+func diff(had, want map[string]string) (added, removed, changed []string) {
 	for label, digest := range want {
 		switch old, ok := had[label]; {
 		case !ok:
@@ -66,6 +83,35 @@ func KubesprayPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
 	slices.Sort(added)
 	slices.Sort(removed)
 	slices.Sort(changed)
+	return added, removed, changed
+}
+
+// KubesprayPlan chooses this generation's kubespray run by comparing the spec with the cluster
+// as the last successful Workflow left it:
+//   - masters added, removed or changed: refused, because control-plane changes are not built
+//     (cluster.yml would leave a removed master an etcd member, and its host must not be
+//     handed to another cluster while it is one);
+//   - nothing provisioned yet, or anything but the nodes changed: cluster.yml;
+//   - only workers added: scale.yml limited to them;
+//   - only workers removed: remove-node.yml for them;
+//   - workers both added and removed (or one changed in place): refused, because kubespray
+//     cannot do both in one run; the message says how to split the change.
+func KubesprayPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
+	rec := p.Status.Provisioned
+	if rec == nil {
+		return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
+	}
+	if change := mastersChange(rec, &p.Spec); change != "" {
+		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+			"masters %s: control-plane changes are not supported yet; restore spec.masters to %s, and add or remove workers, plugins or settings instead",
+			change, labelsOf(rec.Masters))}
+	}
+	want := entries(p.Spec.Workers)
+	had := map[string]string{}
+	for _, w := range rec.Workers {
+		had[w.Label] = w.Digest
+	}
+	added, removed, changed := diff(had, want)
 
 	if len(changed) > 0 {
 		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
@@ -95,10 +141,19 @@ func KubesprayPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
 	return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
 }
 
-// workers maps each workers entry's label to the digest of its requirements.
-func workers(spec *bpav1.ProvisioningSpec) map[string]string {
+// labelsOf lists the labels of recorded entries, for a message.
+func labelsOf(rec []bpav1.ProvisionedEntry) string {
+	labels := make([]string, 0, len(rec))
+	for _, e := range rec {
+		labels = append(labels, e.Label)
+	}
+	return "[" + strings.Join(labels, ", ") + "]"
+}
+
+// entries maps each entry's label to the digest of its requirements.
+func entries(list []bpav1.HostEntry) map[string]string {
 	out := map[string]string{}
-	for _, entry := range spec.Workers {
+	for _, entry := range list {
 		for label, req := range entry {
 			out[label] = digest(req)
 		}

@@ -78,10 +78,29 @@ func TestKubesprayPlan(t *testing.T) {
 		}(),
 		want: runkubespray.Plan{Mode: runkubespray.ModeCreate},
 	}, {
-		name: "master added", reason: "a masters change is cluster.yml; added workers join in the same run",
+		name: "master added", reason: "control-plane changes are not built: refused, not cluster.yml",
 		p: provisioned(func(p *bpav1.Provisioning) {
 			p.Spec.Masters = append(p.Spec.Masters, entry("master-2", "00:00:00:00:00:09"))
 			p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"))
+		}),
+		unsupported: true,
+	}, {
+		name: "master replaced", reason: "a removed master is still an etcd member: refused",
+		p: provisioned(func(p *bpav1.Provisioning) {
+			p.Spec.Masters = []bpav1.HostEntry{entry("master-2", "00:00:00:00:00:09")}
+		}),
+		unsupported: true,
+	}, {
+		name: "master moved to another host", reason: "a master whose MAC changed is another host",
+		p: provisioned(func(p *bpav1.Provisioning) {
+			p.Spec.Masters = []bpav1.HostEntry{entry("master", "00:00:00:00:00:09")}
+		}),
+		unsupported: true,
+	}, {
+		name: "a record without masters", reason: "written before masters were recorded: planned by its digest, as then",
+		p: provisioned(func(p *bpav1.Provisioning) {
+			p.Status.Provisioned.Masters = nil
+			p.Spec.PodSubnet = "10.244.64.0/18"
 		}),
 		want: runkubespray.Plan{Mode: runkubespray.ModeCreate},
 	}, {
@@ -136,6 +155,19 @@ func TestKubesprayPlan(t *testing.T) {
 				t.Errorf("%s (-want +got):\n%s", tc.reason, d)
 			}
 		})
+	}
+}
+
+// TestMastersChangeMessage: the refusal says what changed and what the masters must be.
+func TestMastersChangeMessage(t *testing.T) {
+	p := provisioned(func(p *bpav1.Provisioning) {
+		p.Spec.Masters = []bpav1.HostEntry{entry("master", "00:00:00:00:00:0a"), entry("master-2", "00:00:00:00:00:09")}
+	})
+	_, err := day2.KubesprayPlan(p)
+	want := "masters master-2 added; master changed in place: control-plane changes are not supported yet; " +
+		"restore spec.masters to [master], and add or remove workers, plugins or settings instead"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
 

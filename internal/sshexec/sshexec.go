@@ -1,7 +1,8 @@
 // Package sshexec runs commands on a node over SSH (golang.org/x/crypto/ssh, never a shelled-out
-// ssh), with host keys pinned: the first contact records a node's key, and a changed key
-// fails the connection with a message saying so. Commands are built by Quote from validated
-// words only.
+// ssh), with host keys pinned: a node is reached only when its key is pinned already (only the
+// pin-host-keys step pins), and a changed or missing key fails the connection with a message
+// saying so. Commands are built by Quote from validated words only, and run with LC_ALL=C, so
+// what they print does not depend on the node's locale.
 package sshexec
 
 import (
@@ -14,7 +15,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pkg/sftp"
@@ -25,18 +25,36 @@ import (
 type HostKeyStore interface {
 	// Lookup returns the pinned key of an address ("host:port"), if any.
 	Lookup(ctx context.Context, addr string) (ssh.PublicKey, bool, error)
-	// Pin records the key of an address seen for the first time.
-	Pin(ctx context.Context, addr string, key ssh.PublicKey) error
+	// Where says where an address's key is pinned, for a message: "key K of Secret S".
+	Where(addr string) string
 }
 
 // HostKeyChangedError is a node presenting another key than the pinned one.
 type HostKeyChangedError struct {
 	Addr      string
 	Want, Got string // SHA256 fingerprints
+	// Pin says where the pinned key is kept ("key K of Secret S"), when known.
+	Pin string
 }
 
 func (e *HostKeyChangedError) Error() string {
-	return fmt.Sprintf("the host key of %s changed: pinned %s, presented %s; if the node was reinstalled, remove its pinned key to accept the new one", e.Addr, e.Want, e.Got)
+	msg := fmt.Sprintf("the host key of %s changed: pinned %s, presented %s", e.Addr, e.Want, e.Got)
+	if e.Pin != "" {
+		return msg + "; if the node was reinstalled, delete " + e.Pin + " to accept the new key at the next run"
+	}
+	return msg + "; if the node was reinstalled, remove its pinned key to accept the new one"
+}
+
+// NotPinnedError is a node whose address has no pinned key: only pin-host-keys pins, so a
+// step after it never trusts a key on first use (a node whose address changed, say).
+type NotPinnedError struct {
+	Addr string
+	// Pin says where the key would be kept ("key K of Secret S").
+	Pin string
+}
+
+func (e *NotPinnedError) Error() string {
+	return fmt.Sprintf("no host key is pinned for %s (%s): only the Provisioning's pin-host-keys step pins a node's key; if the node's address changed, run the Provisioning again", e.Addr, e.Pin)
 }
 
 // ExitError is a command that ran and exited non-zero.
@@ -87,37 +105,28 @@ type Client struct {
 	client *ssh.Client
 }
 
-// Dial connects to addr ("host:port"), checking its host key against the store and pinning it
-// on first contact (once authenticated).
+// Dial connects to addr ("host:port") if its host key is pinned in the store, and is the
+// pinned one.
 func Dial(ctx context.Context, cfg Config, addr string) (*Client, error) {
 	pinned, ok, err := cfg.Keys.Lookup(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	var seen ssh.PublicKey
+	if !ok {
+		return nil, &NotPinnedError{Addr: addr, Pin: cfg.Keys.Where(addr)}
+	}
 	callback := func(_ string, _ net.Addr, key ssh.PublicKey) error {
-		mu.Lock()
-		seen = key
-		mu.Unlock()
-		if !ok {
-			return nil
-		}
 		if !SameKey(pinned, key) {
-			return &HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)}
+			return &HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pin: cfg.Keys.Where(addr)}
 		}
 		return nil
 	}
-	// Ask for the pinned key's algorithm, so a node with several keys presents that one.
-	var algorithms []string
-	if ok {
-		algorithms = algorithmsFor(pinned.Type())
-	}
 	clientCfg := &ssh.ClientConfig{
-		User:              cfg.User,
-		Auth:              []ssh.AuthMethod{ssh.PublicKeys(cfg.Signer)},
-		HostKeyCallback:   callback,
-		HostKeyAlgorithms: algorithms,
+		User:            cfg.User,
+		Auth:            []ssh.AuthMethod{ssh.PublicKeys(cfg.Signer)},
+		HostKeyCallback: callback,
+		// Ask for the pinned key's algorithm, so a node with several keys presents that one.
+		HostKeyAlgorithms: algorithmsFor(pinned.Type()),
 		Timeout:           cfg.Timeout,
 	}
 	dialer := net.Dialer{Timeout: cfg.Timeout}
@@ -138,14 +147,7 @@ func Dial(ctx context.Context, cfg Config, addr string) (*Client, error) {
 		return nil, fmt.Errorf("SSH to %s as %s: %w", addr, cfg.User, err)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	client := &Client{addr: addr, client: ssh.NewClient(c, chans, reqs)}
-	if !ok && seen != nil {
-		if err := cfg.Keys.Pin(ctx, addr, seen); err != nil {
-			_ = client.Close()
-			return nil, fmt.Errorf("pinning the host key of %s: %w", addr, err)
-		}
-	}
-	return client, nil
+	return &Client{addr: addr, client: ssh.NewClient(c, chans, reqs)}, nil
 }
 
 // errScanned ends a handshake once the host key is known.
@@ -222,8 +224,19 @@ func (c *Client) SFTP() (*sftp.Client, error) {
 	return s, nil
 }
 
-// Run runs a command (built with Quote) and returns its stdout; a non-zero exit is an
-// *ExitError carrying stderr. The context cancels it.
+// Locale is the environment every command runs with: messages matched by a step (apt's lock,
+// dpkg's, coreutils') are the untranslated ones whatever the node's locale.
+const Locale = "LC_ALL=C"
+
+// Privileged is the prefix of a command run as root by a user that is not: sudo without a
+// password prompt (-n: a node asking for one fails at once), with the locale set again, since
+// sudo resets the environment.
+func Privileged(words ...string) []string {
+	return append([]string{"sudo", "-n", "env", Locale}, words...)
+}
+
+// Run runs a command (built with Quote) with LC_ALL=C and returns its stdout; a non-zero exit
+// is an *ExitError carrying stderr. The context cancels it.
 func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err error) {
 	s, err := c.client.NewSession()
 	if err != nil {
@@ -233,7 +246,7 @@ func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err er
 	var out, errb bytes.Buffer
 	s.Stdout, s.Stderr = &out, &errb
 	done := make(chan error, 1)
-	go func() { done <- s.Run(command) }()
+	go func() { done <- s.Run(Locale + " " + command) }()
 	select {
 	case <-ctx.Done():
 		_ = s.Signal(ssh.SIGKILL)

@@ -85,7 +85,7 @@ func TestInstallBinariesOverSFTP(t *testing.T) {
 	sshd := testsshd.Start(t)
 	dir := filepath.Join(t.TempDir(), "opt", "bin") // not there yet: the step makes it
 	opts := steprun.InstallOptions{Registry: client, SSH: steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}}
-	ns := newNamespace(t)
+	ns := pinnedNamespace(t, sshd)
 	ref := binarySoftware(t, ns, []bpav1.BinaryPackage{{Name: "tool", Directory: dir}, {Name: "helper", Version: "2.0", Directory: dir}})
 
 	report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
@@ -141,7 +141,7 @@ func TestInstallBinariesOverSFTP(t *testing.T) {
 	}
 
 	t.Run("a binary the registry lacks fails the step for good and is reported", func(t *testing.T) {
-		ref := binarySoftware(t, newNamespace(t), []bpav1.BinaryPackage{{Name: "missing", Directory: dir}, {Name: "tool", Version: "9.9", Directory: dir}})
+		ref := binarySoftware(t, pinnedNamespace(t, sshd), []bpav1.BinaryPackage{{Name: "missing", Directory: dir}, {Name: "tool", Version: "9.9", Directory: dir}})
 		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), "2 of 2 packages not as asked: binary missing, binary tool") {
 			t.Fatalf("%v", err)
@@ -166,7 +166,7 @@ func TestInstallBinariesOverSFTP(t *testing.T) {
 		if err := os.WriteFile(blob, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ref := binarySoftware(t, newNamespace(t), []bpav1.BinaryPackage{{Name: "corrupt", Directory: dir}})
+		ref := binarySoftware(t, pinnedNamespace(t, sshd), []bpav1.BinaryPackage{{Name: "corrupt", Directory: dir}})
 		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 		if err == nil || len(report.Failed) != 1 || !strings.Contains(report.Failed[0].Reason, "mismatched digest") {
 			t.Fatalf("%v; failed = %+v", err, report.Failed)

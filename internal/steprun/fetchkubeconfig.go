@@ -82,7 +82,7 @@ func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, run Kubeco
 	defer node.Close()
 	words := []string{"cat", "--", adminConf}
 	if user != bpav1.DefaultSSHUser {
-		words = append([]string{"sudo", "-n"}, words...)
+		words = sshexec.Privileged(words...)
 	}
 	command, err := sshexec.Quote(words...)
 	if err != nil {
@@ -189,10 +189,11 @@ func writeHosts(ctx context.Context, c client.Client, p *bpav1.Provisioning, clu
 }
 
 // retryableUnlessHostKey: a node that does not answer yet is worth waiting for; a changed
-// host key is not.
+// host key, or one never pinned, is not.
 func retryableUnlessHostKey(err error) error {
 	var changed *sshexec.HostKeyChangedError
-	if errors.As(err, &changed) {
+	var unpinned *sshexec.NotPinnedError
+	if errors.As(err, &changed) || errors.As(err, &unpinned) {
 		return err
 	}
 	return steps.Retryable(err)

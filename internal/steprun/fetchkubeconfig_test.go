@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,13 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}
+	if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcRun, abcPlaced("127.0.0.1"), conf, opts); err == nil ||
+		!strings.Contains(err.Error(), "no host key is pinned for 127.0.0.1:"+strconv.Itoa(sshd.Port)) || steps.IsRetryable(err) {
+		t.Fatalf("before pin-host-keys: %v; want a final refusal naming the unpinned address", err)
+	}
+	if err := steprun.PinHostKeys(ctx(), env.Client, ref, abcPlaced("127.0.0.1")[:1], sshd.Port, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcRun, abcPlaced("127.0.0.1"), conf, opts); err != nil {
 		t.Fatal(err)
@@ -159,6 +167,7 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 	t.Run("a master that does not answer is retryable", func(t *testing.T) {
 		closed := opts
 		closed.Port = 1
+		pinNode(t, ns, closed.Port, sshd.HostKey)
 		err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcRun, abcPlaced("127.0.0.1"), conf, closed)
 		if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `master "master"`) {
 			t.Fatalf("%v; want a retryable error naming the master", err)
@@ -170,6 +179,9 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 		freshOpts := steprun.SSHOptions{KeyFile: fresh.ClientKeyFile, Port: fresh.Port, Timeout: 10 * time.Second}
 		_, otherRef := provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml", ns, "efg", ns)
 		hosts := []placement.Placement{{Label: "master-1", Role: "master,worker", BareMetalHost: "m/node-5", MAC: "00:e1:ba:ce:df:bd", IP: "127.0.0.1"}}
+		if err := steprun.PinHostKeys(ctx(), env.Client, otherRef, hosts, fresh.Port, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
 		err := steprun.FetchKubeconfig(ctx(), env.Client, otherRef, steprun.KubeconfigRun{Master: "master-1", User: "root"}, hosts, filepath.Join(t.TempDir(), "missing.conf"), freshOpts)
 		var exit *sshexec.ExitError
 		if err == nil || !strings.Contains(err.Error(), "missing.conf") || !asExit(err, &exit) {

@@ -41,7 +41,7 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 		testutil.DebPackage{Name: "jq", Version: "1.5+dfsg-1"}, testutil.DebPackage{Name: "jq", Version: "1.6-2"},
 		testutil.DebPackage{Name: "tmux", Version: "3.3a-3"}, testutil.DebPackage{Name: "vim", Version: "2:9.0.1378-2"})
 	sshd := testsshd.StartWithEnv(t, node.Env)
-	ns := newNamespace(t)
+	ns := pinnedNamespace(t, sshd)
 	opts := steprun.InstallOptions{SSH: steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}}
 	ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "jq", Version: "1.6-2"}, {Name: "tmux"}, {Name: "vim", Version: "2:9.0.1378-2"}})
 
@@ -77,7 +77,7 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 	}
 
 	t.Run("a version the repository lacks, and an unknown package: reported with apt's reason, the step fails", func(t *testing.T) {
-		ns := newNamespace(t)
+		ns := pinnedNamespace(t, sshd)
 		ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "jq", Version: "9.9-1"}})
 		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), "jq") {
@@ -86,7 +86,7 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 		if len(report.Failed) != 1 || report.Failed[0].Package != "jq" || !strings.Contains(report.Failed[0].Reason, "Version '9.9-1' for 'jq' was not found") {
 			t.Errorf("failed = %+v", report.Failed)
 		}
-		ns = newNamespace(t)
+		ns = pinnedNamespace(t, sshd)
 		ref = software(t, ns, []bpav1.SoftwarePackage{{Name: "broken-pkg"}})
 		report, _ = steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 		if len(report.Failed) != 1 || !strings.Contains(report.Failed[0].Reason, "Unable to locate package broken-pkg") {
@@ -103,7 +103,7 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 		if err := syscall.FcntlFlock(lock.Fd(), syscall.F_SETLK, &syscall.Flock_t{Type: syscall.F_WRLCK}); err != nil {
 			t.Fatal(err)
 		}
-		ns := newNamespace(t)
+		ns := pinnedNamespace(t, sshd)
 		ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "jq", Version: "1.5+dfsg-1"}})
 		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 		if err == nil || !steps.IsRetryable(err) {

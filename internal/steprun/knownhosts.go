@@ -79,9 +79,10 @@ func (s *secretKeyStore) parse(sec *corev1.Secret, addr string) (ssh.PublicKey, 
 	return key, true, nil
 }
 
-// Pin records a first-seen key.
-func (s *secretKeyStore) Pin(ctx context.Context, addr string, key ssh.PublicKey) error {
-	return s.pinAll(ctx, map[string]ssh.PublicKey{addr: key})
+// Where says where addr's key is pinned: the Secret's key to delete by hand for a node that
+// was reinstalled.
+func (s *secretKeyStore) Where(addr string) string {
+	return fmt.Sprintf("key %s of Secret %s/%s", storeKey(addr), s.namespace, s.name)
 }
 
 // pinAll records keys (address → key) in one write. Steps on several nodes pin at once, so it
@@ -109,7 +110,7 @@ func (s *secretKeyStore) pinAll(ctx context.Context, keys map[string]ssh.PublicK
 			case !ok && perr == nil:
 				sec.Data[storeKey(addr)] = ssh.MarshalAuthorizedKey(key)
 			case perr == nil && !sshexec.SameKey(pinned, key):
-				return &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)}
+				return &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pin: s.Where(addr)}
 			}
 			if err := addKnownHost(sec, addr, key); err != nil {
 				return err
@@ -185,7 +186,7 @@ func PinHostKeys(ctx context.Context, c client.Client, ref CRRef, hosts []placem
 		case err != nil:
 			return steps.Retryable(fmt.Errorf("node %q: %w", h.Label, err))
 		case ok && !sshexec.SameKey(pinned, key):
-			return fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key)})
+			return fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pin: store.Where(addr)})
 		}
 		seen[addr] = key
 	}

@@ -199,7 +199,7 @@ type remote struct {
 
 func (r *remote) privileged(words ...string) []string {
 	if r.sudo {
-		return append([]string{"sudo", "-n"}, words...)
+		return sshexec.Privileged(words...)
 	}
 	return words
 }

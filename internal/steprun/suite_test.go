@@ -3,19 +3,23 @@ package steprun_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/ssh"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
@@ -77,3 +81,28 @@ func host(t *testing.T, h *metal3v1alpha1.BareMetalHost) *metal3v1alpha1.BareMet
 }
 
 func asExit(err error, target **sshexec.ExitError) bool { return errors.As(err, target) }
+
+// pinnedNamespace is a new namespace where sshd's node is pinned for cluster-abc.
+func pinnedNamespace(t *testing.T, sshd *testsshd.Server) string {
+	t.Helper()
+	ns := newNamespace(t)
+	pinNode(t, ns, sshd.Port, sshd.HostKey)
+	return ns
+}
+
+// pinNode pins the host key of 127.0.0.1:port for cluster-abc in ns, as pin-host-keys leaves
+// it: the steps after it reach only pinned nodes.
+func pinNode(t *testing.T, ns string, port int, key ssh.PublicKey) {
+	t.Helper()
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cluster-abc-known-hosts"}}
+	_, err := controllerutil.CreateOrUpdate(ctx(), env.Client, sec, func() error {
+		if sec.Data == nil {
+			sec.Data = map[string][]byte{}
+		}
+		sec.Data["127.0.0.1_"+strconv.Itoa(port)] = ssh.MarshalAuthorizedKey(key)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -202,10 +202,12 @@ const ExitRetryable = 75
 // retryExpression is the Argo retry condition matching ExitRetryable.
 const retryExpression = "lastRetry.status == 'Error' || asInt(lastRetry.exitCode) == 75"
 
-// RetryableError marks a step failure that waiting can cure.
+// RetryableError marks a step failure that waiting can cure. Its message is the failure's
+// alone: the exit code says it is retried, and the message reaches the CR's status, where a
+// marker would only be noise.
 type RetryableError struct{ Err error }
 
-func (e *RetryableError) Error() string { return "retryable: " + e.Err.Error() }
+func (e *RetryableError) Error() string { return e.Err.Error() }
 func (e *RetryableError) Unwrap() error { return e.Err }
 
 // Retryable marks err as curable by waiting; nil stays nil.

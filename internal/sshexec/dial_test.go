@@ -1,0 +1,80 @@
+package sshexec_test
+
+import (
+	"context"
+	"errors"
+	"os/user"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
+)
+
+// pins is a HostKeyStore in memory.
+type pins map[string]ssh.PublicKey
+
+func (p pins) Lookup(_ context.Context, addr string) (ssh.PublicKey, bool, error) {
+	k, ok := p[addr]
+	return k, ok, nil
+}
+
+func (p pins) Where(addr string) string { return "key " + addr + " of Secret ns/c-known-hosts" }
+
+func dial(t *testing.T, sshd *testsshd.Server, keys pins) (*sshexec.Client, error) {
+	t.Helper()
+	signer, err := sshexec.LoadSigner(sshd.ClientKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sshexec.Config{User: currentUser(t), Signer: signer, Keys: keys, Timeout: 10 * time.Second}
+	return sshexec.Dial(context.Background(), cfg, sshd.Addr())
+}
+
+// TestDialTrustsOnlyPinnedKeys: a step reaches a node only through the key pin-host-keys
+// pinned for its address; an address without one is refused, naming it, not trusted on first
+// use; a changed key names the pin to delete.
+func TestDialTrustsOnlyPinnedKeys(t *testing.T) {
+	sshd := testsshd.Start(t)
+	_, err := dial(t, sshd, pins{})
+	var unpinned *sshexec.NotPinnedError
+	if !errors.As(err, &unpinned) || !strings.Contains(err.Error(), "no host key is pinned for "+sshd.Addr()) {
+		t.Fatalf("an unpinned address: %v; want a NotPinnedError naming it", err)
+	}
+
+	other, _, _, _, err := ssh.ParseAuthorizedKey([]byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = dial(t, sshd, pins{sshd.Addr(): other})
+	var changed *sshexec.HostKeyChangedError
+	if !errors.As(err, &changed) || !strings.Contains(err.Error(), "delete key "+sshd.Addr()+" of Secret ns/c-known-hosts") {
+		t.Fatalf("a changed key: %v; want a HostKeyChangedError naming the pin to delete", err)
+	}
+
+	node, err := dial(t, sshd, pins{sshd.Addr(): sshd.HostKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	out, err := node.Run(context.Background(), "'env'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains("\n"+string(out), "\nLC_ALL=C\n") {
+		t.Errorf("a command's environment lacks LC_ALL=C:\n%s", out)
+	}
+}
+
+// currentUser is the user the test's sshd accepts: the one running the tests.
+func currentUser(t *testing.T) string {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Username
+}
