@@ -113,6 +113,9 @@ const (
 	ReasonWorkflowConflict = "WorkflowConflict"
 	// ReasonNoNodes: the Software's cluster lists no nodes to install on.
 	ReasonNoNodes = "NoNodes"
+	// ReasonClusterTaken: another Provisioning of the namespace, created first, holds the cluster
+	// this one names; it runs nothing until that one is gone.
+	ReasonClusterTaken = "ClusterTaken"
 	// ReasonStoppingWorkflows: the CR is being deleted and waits for its unfinished Workflows
 	// to stop (Argo's stop) before its BareMetalHosts are released.
 	ReasonStoppingWorkflows = "StoppingWorkflows"

@@ -188,10 +188,11 @@ func init() {
 
 // The grammar of package names and versions: the union of Debian's and RPM's, starting with a
 // letter or digit so that nothing reads as an option to apt or dnf, and a name not ending with
-// "-" or "+", which apt reads as operations ("remove it", "install it") on the name before them.
-// (So g++ cannot be named itself: build-essential installs it.)
+// "-", which apt reads as "remove the package before it". A name ending with "+" (g++, say)
+// is a real name: apt looks the whole name up first, and reads a trailing "+" as "install"
+// only when no package has that name, so it never removes anything.
 const (
-	PackageNamePattern      = `^[A-Za-z0-9]([A-Za-z0-9._+-]*[A-Za-z0-9._])?$`
+	PackageNamePattern      = `^[A-Za-z0-9]([A-Za-z0-9._+-]*[A-Za-z0-9._+])?$`
 	PackageNameMaxLength    = 128
 	PackageVersionPattern   = `^[A-Za-z0-9]([A-Za-z0-9.+~:_^-]*[A-Za-z0-9.+~:_^])?$`
 	PackageVersionMaxLength = 128

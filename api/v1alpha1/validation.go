@@ -277,7 +277,7 @@ func validatePackages(path *field.Path, pkgs []SoftwarePackage) field.ErrorList 
 	for i, pkg := range pkgs {
 		ipath := path.Index(i)
 		if !packageNamePattern.MatchString(pkg.Name) || len(pkg.Name) > PackageNameMaxLength {
-			errs = append(errs, field.Invalid(ipath, pkg.Name, "a package name starts with a letter or digit, holds only letters, digits and . _ + -, and does not end with - or + (apt reads name- as remove it and name+ as install it)"))
+			errs = append(errs, field.Invalid(ipath, pkg.Name, "a package name starts with a letter or digit, holds only letters, digits and . _ + -, and does not end with - (apt reads name- as remove it)"))
 			continue
 		}
 		if pkg.Version != "" && (!packageVersionPattern.MatchString(pkg.Version) || len(pkg.Version) > PackageVersionMaxLength) {

@@ -19,6 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
@@ -101,7 +104,7 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}()
 
 	for _, step := range []func(context.Context, *provisioningScope) (bool, error){
-		r.requireArgo, r.listWorkflows, r.recordSucceeded, r.ensureWorkflow, r.observeWorkflow,
+		r.requireArgo, r.requireOwnCluster, r.listWorkflows, r.recordSucceeded, r.ensureWorkflow, r.observeWorkflow,
 	} {
 		done, err := step(ctx, s)
 		if err != nil || done {
@@ -408,6 +411,12 @@ func (r *ProvisioningReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&bpav1.Provisioning{}, builder.WithPredicates(specOrLifecycleChanged(bpav1.HostsFinalizer))).
+		// A Provisioning gone lets the next one of its cluster run.
+		Watches(&bpav1.Provisioning{}, handler.EnqueueRequestsFromMapFunc(r.clusterSiblings), builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false },
+			UpdateFunc: func(event.UpdateEvent) bool { return false },
+			DeleteFunc: func(event.DeleteEvent) bool { return true },
+		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("provisioning").
 		Build(r)

@@ -293,9 +293,43 @@ func TestProvisioningRefusals(t *testing.T) {
 		create(t, ok)
 	})
 
+	t.Run("the cluster label cannot change once set", func(t *testing.T) {
+		p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+		p.Name, p.Labels[bpav1.ClusterLabel] = "moving", "moving"
+		create(t, p)
+		sw := loadSoftware(t, ns)
+		sw.Name = "moving-software"
+		create(t, sw)
+		for _, obj := range []client.Object{p, sw} {
+			err := env.Client.Get(ctx(), clientKey(obj), obj)
+			if err == nil {
+				labels := obj.GetLabels()
+				labels[bpav1.ClusterLabel] = "elsewhere"
+				obj.SetLabels(labels)
+				err = env.Client.Update(ctx(), obj)
+			}
+			if err == nil || !strings.Contains(err.Error(), `metadata.labels.cluster: Invalid value: "elsewhere": the cluster label cannot change once set`) {
+				t.Errorf("%s: relabelled: %v; want a refusal naming the label", obj.GetName(), err)
+			}
+		}
+	})
+
+	t.Run("package names ending with + are real names", func(t *testing.T) {
+		sw := loadSoftware(t, ns)
+		sw.Name = "plus-names"
+		sw.Spec.MasterSoftware = []bpav1.SoftwarePackage{{Name: "g++"}, {Name: "libsigc++", Version: "2.12.0-1"}}
+		create(t, sw)
+		bad := loadSoftware(t, ns)
+		bad.Name = "minus-name"
+		bad.Spec.MasterSoftware = []bpav1.SoftwarePackage{{Name: "openssh-server-"}}
+		if err := env.Client.Create(ctx(), bad); err == nil || !strings.Contains(err.Error(), "openssh-server-") {
+			t.Errorf("a package name ending with -: %v; want a refusal (apt would remove it)", err)
+		}
+	})
+
 	t.Run("a kubespray image the administrator does not allow: Stalled naming the field, no Workflow", func(t *testing.T) {
 		p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
-		p.Name = "own-image"
+		p.Name, p.Labels[bpav1.ClusterLabel] = "own-image", "own-image"
 		p.Spec.Kubespray = &bpav1.KubesprayOptions{Image: "attacker/kubespray:latest"}
 		create(t, p)
 		expectRefused(t, p, "spec.kubespray.image")
@@ -303,7 +337,7 @@ func TestProvisioningRefusals(t *testing.T) {
 
 	t.Run("the compiler refuses an unknown plugin: Stalled, no Workflow", func(t *testing.T) {
 		p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
-		p.Name = "unknown-plugin"
+		p.Name, p.Labels[bpav1.ClusterLabel] = "unknown-plugin", "unknown-plugin"
 		p.Spec.KUDPlugins = []string{"multus", "no-such-plugin"}
 		create(t, p)
 		expectRefused(t, p, "spec.KUDPlugins[1]")
@@ -311,6 +345,32 @@ func TestProvisioningRefusals(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.KUDPlugins = []string{"multus"} })
 		waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
 	})
+}
+
+// TestOneProvisioningPerCluster: a second Provisioning of a cluster in a namespace runs
+// nothing and says which one holds the cluster; once that one is gone it runs.
+func TestOneProvisioningPerCluster(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t)
+	first := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	first.Name = "first"
+	create(t, first)
+	waitWorkflow(t, bpav1.WorkflowKindProvisioning, first, 1)
+	second := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	second.Name = "second"
+	create(t, second)
+	eventually(t, "the second Stalled, naming the first", func() error {
+		cur := getProvisioning(t, second)
+		if !strings.Contains(cur.Status.Message, "cluster cluster-abc belongs to Provisioning first of this namespace") {
+			return fmt.Errorf("message %q", cur.Status.Message)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/ClusterTaken", "absent", "True/ClusterTaken")
+	})
+	if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, second)); n != 0 {
+		t.Errorf("the second has %d Workflows", n)
+	}
+	deleteAndWait(t, first)
+	waitWorkflow(t, bpav1.WorkflowKindProvisioning, second, 1)
 }
 
 // expectRefused waits for a Provisioning Stalled by the compiler with a message naming field,

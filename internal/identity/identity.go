@@ -178,9 +178,17 @@ func labelled(namespace, cluster string) func(client.Object) error {
 	}
 }
 
-// ownedBy makes the Provisioning an object's controller: it goes with the Provisioning.
+// ownedBy makes the Provisioning an object's controller: it goes with the Provisioning. A
+// cluster's identity is named by the cluster, and only the Provisioning that holds the cluster
+// writes it (the controller stops any other): one still controlled by an earlier Provisioning
+// of the cluster, deleted and not yet collected, is taken over.
 func ownedBy(c client.Client, p *bpav1.Provisioning) func(client.Object) error {
-	return func(obj client.Object) error { return controllerutil.SetControllerReference(p, obj, c.Scheme()) }
+	return func(obj client.Object) error {
+		obj.SetOwnerReferences(slices.DeleteFunc(obj.GetOwnerReferences(), func(ref metav1.OwnerReference) bool {
+			return ref.Controller != nil && *ref.Controller && ref.Kind == "Provisioning" && ref.UID != p.UID
+		}))
+		return controllerutil.SetControllerReference(p, obj, c.Scheme())
+	}
 }
 
 // remoteName names the Role in another namespace: the CR's namespace and cluster.

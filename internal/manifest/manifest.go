@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	yamlv3 "gopkg.in/yaml.v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
@@ -101,16 +102,55 @@ func Read(r io.Reader) ([]Document, error) {
 	}
 }
 
-// toJSON converts one YAML document, refusing a key repeated in a mapping (YAML would keep
-// the last silently: a second `workers:` would drop the first block) with its line, on one line.
+// toJSON converts one YAML document as kubectl does (anchors, aliases and merge keys
+// included), refusing a key written twice in one mapping (YAML would keep the last silently: a
+// second `workers:` would drop the first block) with its line, on one line. A key a merge
+// (`<<: *base`) brings in and the mapping sets again is an override, not a repeat.
 func toJSON(raw []byte) ([]byte, error) {
-	js, err := yaml.YAMLToJSONStrict(raw)
+	var root yamlv3.Node
+	if err := yamlv3.Unmarshal(raw, &root); err != nil {
+		return nil, oneLine(err)
+	}
+	if err := repeatedKey(&root); err != nil {
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-		msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:")
-		return nil, errors.New(strings.Join(strings.Fields(msg), " "))
+		return nil, oneLine(err)
 	}
 	return js, nil
+}
+
+// oneLine is a YAML error on one line, without the converters' prefixes.
+func oneLine(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:")
+	return errors.New(strings.Join(strings.Fields(msg), " "))
+}
+
+// repeatedKey finds a key written twice in one mapping of the tree. Aliases are not followed:
+// the node they name is checked where it is written, and a document of many aliases costs no
+// more than its text.
+func repeatedKey(n *yamlv3.Node) error {
+	if n.Kind == yamlv3.MappingNode {
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i]
+			if key.Kind != yamlv3.ScalarNode || key.Tag == "!!merge" {
+				continue
+			}
+			if seen[key.Value] {
+				return fmt.Errorf("line %d: key %q already set in map", key.Line, key.Value)
+			}
+			seen[key.Value] = true
+		}
+	}
+	for _, c := range n.Content {
+		if err := repeatedKey(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeList returns the items of a `kind: List` document (nil for any other document).

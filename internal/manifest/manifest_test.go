@@ -58,10 +58,24 @@ func TestRead(t *testing.T) {
 	}{
 		{name: "duplicate-workers", reason: "a repeated key would silently drop the first block; kubectl refuses it",
 			in:      provisioning + "  workers:\n    - worker-2:\n        mac-address: 00:c2:12:03:62:b2\n",
-			wantErr: `document 1: line 15: key "workers" already set in map`},
+			wantErr: `document 1: line 14: key "workers" already set in map`},
 		{name: "duplicate-mac", reason: "a repeated mac-address would place the entry on another host",
 			in:      strings.Replace(provisioning, "        mac-address: 00:c5:16:05:61:b2\n", "        mac-address: 00:c5:16:05:61:b2\n        mac-address: 00:c6:14:04:61:b2\n", 1),
 			wantErr: `line 11: key "mac-address" already set in map`},
+		{name: "anchors-and-merge-keys", reason: "valid YAML kubectl accepts: an anchor, an alias, and a merge whose map overrides a merged key",
+			in: strings.Replace(provisioning, "  workers:\n    - worker-1:\n        mac-address: 00:c6:14:04:61:b2\n",
+				"  workers:\n    - worker-1: &small\n        mac-address: 00:c6:14:04:61:b2\n        cpu: 2\n"+
+					"    - worker-2:\n        <<: *small\n        mac-address: 00:c2:12:03:62:b2\n    - worker-3: *small\n", 1),
+			want: func(t *testing.T, docs []manifest.Document) {
+				w := docs[0].Object.(*bpav1.Provisioning).Spec.Workers
+				if len(w) != 3 || w[1]["worker-2"].MACAddress != "00:c2:12:03:62:b2" || *w[1]["worker-2"].CPU != 2 ||
+					w[2]["worker-3"].MACAddress != "00:c6:14:04:61:b2" {
+					t.Errorf("workers = %+v", w)
+				}
+			}},
+		{name: "duplicate-in-merged-map", reason: "a merged mapping written with a key twice is refused where it is written",
+			in:      strings.Replace(provisioning, "        mac-address: 00:c6:14:04:61:b2\n", "        <<: {cpu: 2}\n        mac-address: 00:c6:14:04:61:b2\n        mac-address: 00:c6:14:04:61:b3\n", 1),
+			wantErr: `line 15: key "mac-address" already set in map`},
 		{name: "byte-order-mark", reason: "a BOM before a leading comment is not part of the document",
 			in: "\ufeff# the cluster\n" + provisioning,
 			want: func(t *testing.T, docs []manifest.Document) {

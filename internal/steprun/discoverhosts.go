@@ -2,6 +2,7 @@ package steprun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -106,27 +107,39 @@ func claim(ctx context.Context, c client.Client, hosts []metal3v1alpha1.BareMeta
 	return "", nil
 }
 
-// leavingNodes finds the hosts of the nodes a remove run takes out.
+// leavingNodes finds the hosts of the nodes a remove run takes out, naming every node it
+// cannot (a host not readable yet makes the whole failure retryable only when no other is final).
 func leavingNodes(ctx context.Context, c client.Reader, p *bpav1.Provisioning, consumer placement.Consumer, leaving []string) ([]placement.Placement, error) {
 	var out []placement.Placement
+	var final, waiting []error
 	for _, label := range leaving {
 		if p.Spec.HasEntry(label) {
-			return nil, fmt.Errorf("node %q is to be removed but is still in the spec", label)
+			final = append(final, fmt.Errorf("node %q is to be removed but is still in the spec", label))
+			continue
 		}
 		i := slices.IndexFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return h.Label == label })
 		if i < 0 {
-			return nil, fmt.Errorf("node %q is to be removed, but the Provisioning's status does not say which host it is", label)
+			final = append(final, fmt.Errorf("node %q is to be removed, but the Provisioning's status does not say which host it is", label))
+			continue
 		}
 		h := p.Status.Hosts[i]
 		ns, name, _ := strings.Cut(h.BareMetalHost, "/")
 		bmh := &metal3v1alpha1.BareMetalHost{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, bmh); err != nil {
-			return nil, steps.Retryable(fmt.Errorf("reading BareMetalHost %s of leaving node %q: %w", h.BareMetalHost, label, err))
+			waiting = append(waiting, fmt.Errorf("reading BareMetalHost %s of leaving node %q: %w", h.BareMetalHost, label, err))
+			continue
 		}
 		if !consumer.Holds(bmh.Spec.ConsumerRef) {
-			return nil, fmt.Errorf("node %q is to be removed, but this Provisioning no longer holds its host %s", label, h.BareMetalHost)
+			final = append(final, fmt.Errorf("node %q is to be removed, but this Provisioning no longer holds its host %s", label, h.BareMetalHost))
+			continue
 		}
 		out = append(out, placement.Placement{Label: label, Role: h.Role, BareMetalHost: h.BareMetalHost, MAC: h.MAC})
+	}
+	switch {
+	case len(final) > 0:
+		return nil, errors.Join(append(final, waiting...)...)
+	case len(waiting) > 0:
+		return nil, steps.Retryable(errors.Join(waiting...))
 	}
 	return out, nil
 }

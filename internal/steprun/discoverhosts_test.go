@@ -177,4 +177,9 @@ func TestDiscoverHostsAddsLeavingNodes(t *testing.T) {
 			t.Errorf("leaving %s: %v, want %q", leaving, err, want)
 		}
 	}
+	// Several nodes that cannot leave: each named.
+	if _, err := steprun.DiscoverHosts(ctx(), env.Client, ref, []string{"worker-1", "worker-9"}); err == nil ||
+		!strings.Contains(err.Error(), `node "worker-1" is to be removed but is still in the spec`) || !strings.Contains(err.Error(), `node "worker-9"`) {
+		t.Errorf("leaving worker-1 and worker-9: %v; want both named", err)
+	}
 }

@@ -39,11 +39,13 @@ func software(t *testing.T, ns string, master []bpav1.SoftwarePackage) steprun.C
 func TestInstallSoftwareOverSSH(t *testing.T) {
 	node := testutil.NewAptNode(t, testutil.DpkgStatus,
 		testutil.DebPackage{Name: "jq", Version: "1.5+dfsg-1"}, testutil.DebPackage{Name: "jq", Version: "1.6-2"},
-		testutil.DebPackage{Name: "tmux", Version: "3.3a-3"}, testutil.DebPackage{Name: "vim", Version: "2:9.0.1378-2"})
+		testutil.DebPackage{Name: "tmux", Version: "3.3a-3"}, testutil.DebPackage{Name: "vim", Version: "2:9.0.1378-2"},
+		testutil.DebPackage{Name: "g++", Version: "4:12.2.0-3"})
 	sshd := testsshd.StartWithEnv(t, node.Env)
 	ns := pinnedNamespace(t, sshd)
 	opts := steprun.InstallOptions{SSH: steprun.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}}
-	ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "jq", Version: "1.6-2"}, {Name: "tmux"}, {Name: "vim", Version: "2:9.0.1378-2"}})
+	// g++: a name ending with "+" is a package of that name, never an apt operation.
+	ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "g++"}, {Name: "jq", Version: "1.6-2"}, {Name: "tmux"}, {Name: "vim", Version: "2:9.0.1378-2"}})
 
 	report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 	if err != nil {
@@ -51,14 +53,14 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 	}
 	want := installsoftware.Report{
 		Node: "master", Role: "master", PackageManager: "apt",
-		Installed: []string{"bash=5.2.15-2+b2", "jq=1.6-2", "tmux=3.3a-3", "vim=2:9.0.1378-2"},
-		Changed:   []string{"jq=1.6-2", "tmux=3.3a-3", "vim=2:9.0.1378-2"},
+		Installed: []string{"bash=5.2.15-2+b2", "g++=4:12.2.0-3", "jq=1.6-2", "tmux=3.3a-3", "vim=2:9.0.1378-2"},
+		Changed:   []string{"g++=4:12.2.0-3", "jq=1.6-2", "tmux=3.3a-3", "vim=2:9.0.1378-2"},
 		Unchanged: []string{"bash=5.2.15-2+b2"},
 	}
 	if d := cmp.Diff(want, report); d != "" {
 		t.Errorf("first run: pinned jq upgraded, tmux installed fresh, vim (config files only) installed, bash left alone (-want +got):\n%s", d)
 	}
-	for name, version := range map[string]string{"jq": "1.6-2", "tmux": "3.3a-3", "vim": "2:9.0.1378-2"} {
+	for name, version := range map[string]string{"g++": "4:12.2.0-3", "jq": "1.6-2", "tmux": "3.3a-3", "vim": "2:9.0.1378-2"} {
 		if got := node.Installed(name); got != version {
 			t.Errorf("%s on the node: %q, want %s unpacked by dpkg", name, got, version)
 		}
@@ -69,7 +71,7 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 	}
 
 	again, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
-	if err != nil || len(again.Changed) != 0 || len(again.Unchanged) != 4 {
+	if err != nil || len(again.Changed) != 0 || len(again.Unchanged) != 5 {
 		t.Errorf("second run changed %v (unchanged %v, err %v); want nothing to do", again.Changed, again.Unchanged, err)
 	}
 	if h2, _ := os.ReadFile(filepath.Join(node.Dir, "log", "history.log")); string(h2) != string(history) {

@@ -169,26 +169,39 @@ func PinHostKeys(ctx context.Context, c client.Client, ref CRRef, hosts []placem
 	}
 	seen := map[string]ssh.PublicKey{}
 	nodeOf := map[string]string{}
+	// Every node is tried, and every failure named: the final ones (no address, a changed key)
+	// make the step fail at once, the others (a node not answering yet) make it wait.
+	var final, waiting []error
 	for _, h := range hosts {
 		if net.ParseIP(h.IP) == nil {
-			return fmt.Errorf("node %q has no IP address (%q)", h.Label, h.IP)
+			final = append(final, fmt.Errorf("node %q has no IP address (%q)", h.Label, h.IP))
+			continue
 		}
 		addr := net.JoinHostPort(h.IP, strconv.Itoa(port))
 		nodeOf[addr] = h.Label
 		pinned, ok, err := store.parse(sec, addr)
 		if err != nil {
-			return err
+			final = append(final, err)
+			continue
 		}
 		key, err := sshexec.ScanHostKey(ctx, addr, pinned, timeout)
 		switch {
 		case err != nil && ok:
 			continue
 		case err != nil:
-			return steps.Retryable(fmt.Errorf("node %q: %w", h.Label, err))
+			waiting = append(waiting, fmt.Errorf("node %q: %w", h.Label, err))
+			continue
 		case ok && !sshexec.SameKey(pinned, key):
-			return fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pin: store.Where(addr)})
+			final = append(final, fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pin: store.Where(addr)}))
+			continue
 		}
 		seen[addr] = key
+	}
+	switch {
+	case len(final) > 0:
+		return errors.Join(append(final, waiting...)...)
+	case len(waiting) > 0:
+		return steps.Retryable(errors.Join(waiting...))
 	}
 	if err := store.pinAll(ctx, seen); err != nil {
 		var changed *sshexec.HostKeyChangedError

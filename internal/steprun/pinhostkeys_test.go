@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,10 +101,25 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 		t.Errorf("pinning a swapped key: %v; want a final error naming the node and both fingerprints", err)
 	}
 
+	t.Run("every failing node named; a changed key final beside a node still waited for", func(t *testing.T) {
+		nodes := append(slices.Clone(hosts),
+			placement.Placement{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.2"},
+			placement.Placement{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.3"})
+		err := steprun.PinHostKeys(ctx(), env.Client, ref, nodes, sshd.Port, time.Second)
+		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master"`) ||
+			!strings.Contains(err.Error(), `node "worker-1"`) || !strings.Contains(err.Error(), `node "worker-2"`) {
+			t.Errorf("a changed key and two nodes not answering: %v; want a final error naming all three", err)
+		}
+	})
+
 	t.Run("a node that does not answer: waited for, unless its key is pinned", func(t *testing.T) {
-		down := []placement.Placement{{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.1"}}
-		if err := steprun.PinHostKeys(ctx(), env.Client, ref, down, 1, time.Second); err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), "worker-1") {
-			t.Errorf("an unpinned node that does not answer: %v; want retryable, naming it", err)
+		down := []placement.Placement{
+			{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.1"},
+			{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.2"},
+		}
+		if err := steprun.PinHostKeys(ctx(), env.Client, ref, down, 1, time.Second); err == nil || !steps.IsRetryable(err) ||
+			!strings.Contains(err.Error(), "worker-1") || !strings.Contains(err.Error(), "worker-2") {
+			t.Errorf("two unpinned nodes that do not answer: %v; want retryable, naming both", err)
 		}
 		sshd.Stop() // the pinned master is down
 		if err := steprun.PinHostKeys(ctx(), env.Client, ref, hosts, sshd.Port, time.Second); err != nil {
