@@ -137,6 +137,9 @@ const (
 	EventHostReleased = "HostReleased"
 	// EventHostsReleased: every claim was handed back on deletion.
 	EventHostsReleased = "HostsReleased"
+	// EventHostKeyRepinned: pin-host-keys pinned a node's new host key, because its
+	// BareMetalHost was provisioned again since, or its address now belongs to another host.
+	EventHostKeyRepinned = "HostKeyRepinned"
 	// EventReleaseFailed: claims could not be released on deletion yet.
 	EventReleaseFailed = "ReleaseFailed"
 )

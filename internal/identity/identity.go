@@ -53,6 +53,8 @@ func StepRules(cluster string) []rbacv1.PolicyRule {
 		// Creating cannot be limited by name (the name is not known when it is authorized).
 		{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"argoproj.io"}, Resources: []string{"workflowtaskresults"}, Verbs: []string{"create", "patch"}},
+		// pin-host-keys says in an Event when it pins a reprovisioned host's new key.
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
 	}
 }
 

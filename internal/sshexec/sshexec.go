@@ -193,15 +193,23 @@ func SameKey(a, b ssh.PublicKey) bool {
 // KnownHostsLine is addr's key as a line of OpenSSH's known_hosts: "host key" for port 22,
 // "[host]:port key" otherwise.
 func KnownHostsLine(addr string, key ssh.PublicKey) (string, error) {
+	pattern, err := KnownHostsPattern(addr)
+	if err != nil {
+		return "", err
+	}
+	return pattern + " " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))), nil
+}
+
+// KnownHostsPattern is how known_hosts names addr: "host" for port 22, "[host]:port" otherwise.
+func KnownHostsPattern(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", err
 	}
-	pattern := host
 	if port != "22" {
-		pattern = "[" + host + "]:" + port
+		return "[" + host + "]:" + port, nil
 	}
-	return pattern + " " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))), nil
+	return host, nil
 }
 
 func algorithmsFor(keyType string) []string {

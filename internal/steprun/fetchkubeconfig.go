@@ -56,8 +56,9 @@ type KubeconfigRun struct {
 // FetchKubeconfig reads admin.conf from the first master over SSH (through sudo when the user
 // is not root), points every cluster in it at that master's IP, and stores it in Secret
 // "<cluster>-kubeconfig" (key "value"); it also writes ConfigMap "<cluster>-hosts" (label →
-// IP and role) for the Software Workflows. Both are owned by the Provisioning. The kubeconfig
-// never reaches a log, an error or an output.
+// IP and role) for the Software Workflows. Both are owned by the Provisioning. After a remove
+// run it unpins the removed nodes' host keys. The kubeconfig never reaches a log, an error or
+// an output.
 func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, run KubeconfigRun, hosts []placement.Placement, adminConf string, opts SSHOptions) error {
 	p := &bpav1.Provisioning{}
 	if err := getIncarnation(ctx, c, ref, p, "Provisioning"); err != nil {
@@ -99,7 +100,30 @@ func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, run Kubeco
 	if err := writeKubeconfig(ctx, c, p, cluster, kubeconfig); err != nil {
 		return err
 	}
-	return writeHosts(ctx, c, p, cluster, hosts, run.Leaving)
+	if err := writeHosts(ctx, c, p, cluster, hosts, run.Leaving); err != nil {
+		return err
+	}
+	return unpinLeaving(ctx, c, p, cluster, hosts, run.Leaving, opts.Port)
+}
+
+// unpinLeaving forgets the pinned host keys of the nodes the run removed: their addresses may
+// go to other hosts, and their hosts may come back reinstalled.
+func unpinLeaving(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, hosts []placement.Placement, leaving []string, port int) error {
+	var addrs []string
+	for _, h := range hosts {
+		if slices.Contains(leaving, h.Label) && h.IP != "" {
+			addrs = append(addrs, net.JoinHostPort(h.IP, strconv.Itoa(port)))
+		}
+	}
+	if len(addrs) == 0 {
+		return nil
+	}
+	store := knownHosts(c, p.Namespace, cluster)
+	store.owner = p
+	if err := store.unpin(ctx, addrs); err != nil {
+		return steps.Retryable(fmt.Errorf("unpinning the host keys of the removed nodes: %w", err))
+	}
+	return nil
 }
 
 // placedMaster is the placed host of the master labelled label; it must have an IP.

@@ -116,6 +116,9 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 	if got := string(known.Data[key]); got != string(ssh.MarshalAuthorizedKey(sshd.HostKey)) {
 		t.Errorf("pinned %q for %s, want the server's host key", got, key)
 	}
+	if len(known.OwnerReferences) != 1 || known.OwnerReferences[0].UID != p.UID {
+		t.Errorf("known-hosts owners %+v, want the Provisioning: the pins go with it", known.OwnerReferences)
+	}
 
 	t.Run("a retry with the same host key succeeds", func(t *testing.T) {
 		if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, abcRun, abcPlaced("127.0.0.1"), conf, opts); err != nil {
@@ -139,10 +142,23 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 		if cur.Generation == ref.Generation {
 			t.Fatalf("the spec edit made no new generation")
 		}
+		// worker-2 was pinned when it joined.
+		leavingAddr := "192.0.2.14:" + strconv.Itoa(sshd.Port)
+		pinNodeAt(t, ns, leavingAddr, sshd.HostKey)
 		run := abcRun
 		run.Leaving = []string{"worker-2"}
 		if err := steprun.FetchKubeconfig(ctx(), env.Client, ref, run, abcPlaced("127.0.0.1"), conf, opts); err != nil {
 			t.Fatal(err)
+		}
+		known := &corev1.Secret{}
+		if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-known-hosts"}, known); err != nil {
+			t.Fatal(err)
+		}
+		if _, pinned := known.Data["192.0.2.14_"+strconv.Itoa(sshd.Port)]; pinned || strings.Contains(string(known.Data[steps.KnownHostsKey]), "192.0.2.14") {
+			t.Errorf("the removed worker-2 is still pinned: %v", known.Data)
+		}
+		if _, pinned := known.Data[key]; !pinned {
+			t.Errorf("the master's pin went with worker-2's")
 		}
 		cm := &corev1.ConfigMap{}
 		if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-hosts"}, cm); err != nil {

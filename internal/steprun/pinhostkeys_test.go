@@ -6,12 +6,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
@@ -126,4 +128,85 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 			t.Errorf("a pinned node that does not answer (a node being removed may be down): %v", err)
 		}
 	})
+}
+
+// TestPinsFollowTheHosts: a node's new host key is pinned afresh, with an Event saying why, when
+// its BareMetalHost was provisioned again since the pin, or when its address now belongs to
+// another BareMetalHost; otherwise a changed key stays a final error naming the pin to delete.
+func TestPinsFollowTheHosts(t *testing.T) {
+	sshd := testsshd.Start(t)
+	ns := newNamespace(t)
+	site := loadSite(t, ns)
+	p, ref := provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
+	// As the step pods run it: with the cluster's step identity, which must read the hosts,
+	// write the pins and say so in an Event.
+	_, asStep := stepIdentity(t, p)
+	provisioned := func(name string, at time.Time) {
+		t.Helper()
+		h := host(t, site[name])
+		h.Status.OperationHistory.Provision.Start = metav1.NewTime(at)
+		if err := env.Client.Status().Update(ctx(), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	on := func(name string) []placement.Placement {
+		return []placement.Placement{{Label: "master", Role: "master", BareMetalHost: ns + "/" + name, IP: "127.0.0.1"}}
+	}
+	pin := func(hosts []placement.Placement) error {
+		return steprun.PinHostKeys(ctx(), asStep, ref, hosts, sshd.Port, 10*time.Second)
+	}
+	first := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	provisioned("node-1", first)
+	if err := pin(on("node-1")); err != nil {
+		t.Fatal(err)
+	}
+
+	sshd.RestartWithNewHostKey(t)
+	err := pin(on("node-1"))
+	if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), "delete key 127.0.0.1_"+strconv.Itoa(sshd.Port)+" of Secret "+ns+"/cluster-abc-known-hosts") {
+		t.Fatalf("a new key on a host not provisioned since: %v; want a final error naming the pin to delete", err)
+	}
+
+	provisioned("node-1", first.Add(time.Hour))
+	if err := pin(on("node-1")); err != nil {
+		t.Fatalf("a host provisioned again since the pin: %v; want its new key pinned", err)
+	}
+	expectPinned(t, ns, sshd)
+	expectEvent(t, ns, "BareMetalHost "+ns+"/node-1 was provisioned again (at 2026-01-02T04:04:05Z) since its key was pinned")
+
+	// The address now belongs to another host (DHCP gave it to node-3).
+	sshd.RestartWithNewHostKey(t)
+	if err := pin(on("node-3")); err != nil {
+		t.Fatalf("an address that moved to another host: %v; want its new key pinned", err)
+	}
+	expectPinned(t, ns, sshd)
+	expectEvent(t, ns, "the address was pinned for BareMetalHost "+ns+"/node-1 and now belongs to "+ns+"/node-3")
+}
+
+func expectPinned(t *testing.T, ns string, sshd *testsshd.Server) {
+	t.Helper()
+	sec := &corev1.Secret{}
+	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-known-hosts"}, sec); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(sec.Data["127.0.0.1_"+strconv.Itoa(sshd.Port)]); got != string(ssh.MarshalAuthorizedKey(sshd.HostKey)) {
+		t.Errorf("pinned %q, want the node's new key", got)
+	}
+	if line := fmt.Sprintf("[127.0.0.1]:%d %s", sshd.Port, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshd.HostKey)))); strings.TrimSpace(string(sec.Data[steps.KnownHostsKey])) != line {
+		t.Errorf("known_hosts = %q, want only %q", sec.Data[steps.KnownHostsKey], line)
+	}
+}
+
+func expectEvent(t *testing.T, ns, message string) {
+	t.Helper()
+	var events corev1.EventList
+	if err := env.Client.List(ctx(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == "HostKeyRepinned" && e.InvolvedObject.Name == "abc" && strings.Contains(e.Message, message) {
+			return
+		}
+	}
+	t.Errorf("no HostKeyRepinned Event saying %q among %d Events", message, len(events.Items))
 }

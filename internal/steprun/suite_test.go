@@ -94,12 +94,23 @@ func pinnedNamespace(t *testing.T, sshd *testsshd.Server) string {
 // it: the steps after it reach only pinned nodes.
 func pinNode(t *testing.T, ns string, port int, key ssh.PublicKey) {
 	t.Helper()
+	pinNodeAt(t, ns, "127.0.0.1:"+strconv.Itoa(port), key)
+}
+
+// pinNodeAt pins the host key of addr for cluster-abc in ns, known_hosts line included.
+func pinNodeAt(t *testing.T, ns, addr string, key ssh.PublicKey) {
+	t.Helper()
+	line, err := sshexec.KnownHostsLine(addr, key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cluster-abc-known-hosts"}}
-	_, err := controllerutil.CreateOrUpdate(ctx(), env.Client, sec, func() error {
+	_, err = controllerutil.CreateOrUpdate(ctx(), env.Client, sec, func() error {
 		if sec.Data == nil {
 			sec.Data = map[string][]byte{}
 		}
-		sec.Data["127.0.0.1_"+strconv.Itoa(port)] = ssh.MarshalAuthorizedKey(key)
+		sec.Data[strings.ReplaceAll(addr, ":", "_")] = ssh.MarshalAuthorizedKey(key)
+		sec.Data["known_hosts"] = append(sec.Data["known_hosts"], []byte(line+"\n")...)
 		return nil
 	})
 	if err != nil {
