@@ -132,6 +132,8 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{[]string{"replicas=2", "leaderElection=false"}, "replicas > 1 needs leaderElection: true"},
 		{[]string{"leases.file=/var/lib/dhcp/dhcpd.leases", "leases.format=kea"}, `leases.format "kea": want isc or dnsmasq`},
 		{[]string{"leases.nodeSelector.dhcp=true"}, "leases.nodeSelector without leases.file selects nothing"},
+		{[]string{"retention.podGC=Never"}, `retention.podGC "Never": want OnPodSuccess`},
+		{[]string{"retention.failureSeconds=-1"}, "retention.successSeconds and failureSeconds may not be negative"},
 		{[]string{"metrics.service.enabled=false", "metrics.serviceMonitor.enabled=true"}, "metrics.serviceMonitor needs metrics.service.enabled"},
 		{[]string{"siteRegistry.mode=harbor"}, `siteRegistry.mode "harbor": want deploy, external or none`},
 		{[]string{"siteRegistry.mode=external"}, "siteRegistry.mode external needs siteRegistry.external.address"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
@@ -68,7 +69,22 @@ func addOptionFlagsTo(fl *pflag.FlagSet, opts *compile.Options, leaseFormat *str
 	fl.StringToStringVar(&opts.LeaseNodeSelector, "lease-node-selector", nil, "node labels of the DHCP server's node, where --lease-file is (key=value,...)")
 	fl.StringVar(&opts.SSHKeySecret, "ssh-key-secret", "", "SSH key Secret of CRs naming none in spec.ssh.secretRef (default: <cluster>-ssh-key)")
 	fl.StringVar(&opts.KubectlImage, "kubectl-image", opts.KubectlImage, "image the KUD plugin pods run kubectl from")
+	fl.Int32Var(&opts.Retention.SuccessSeconds, "workflow-ttl-after-success-seconds", opts.Retention.SuccessSeconds, "how long Argo keeps a Workflow that succeeded (ttlStrategy); 0 keeps it (runs are recorded in the CRs, so deleting them loses nothing)")
+	fl.Int32Var(&opts.Retention.FailureSeconds, "workflow-ttl-after-failure-seconds", opts.Retention.FailureSeconds, "how long Argo keeps a Workflow that failed, for argo retry (ttlStrategy); 0 keeps it")
+	fl.Var(podGCFlag{&opts.Retention.PodGC}, "pod-gc", "when Argo deletes a run's pods (podGC strategy: OnPodSuccess, OnPodCompletion, OnWorkflowSuccess, OnWorkflowCompletion); empty: with the Workflow")
 }
+
+// podGCFlag is --pod-gc: one of Argo's podGC strategies, checked with the other options.
+type podGCFlag struct{ s *wfv1.PodGCStrategy }
+
+func (f podGCFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return string(*f.s)
+}
+func (f podGCFlag) Set(v string) error { *f.s = wfv1.PodGCStrategy(v); return nil }
+func (f podGCFlag) Type() string       { return "strategy" }
 
 func runCompile(f *compileFlags) ([]byte, error) {
 	if f.output != "yaml" && f.output != "json" {

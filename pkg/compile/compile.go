@@ -248,6 +248,29 @@ func leaving(plan runkubespray.Plan) []string {
 
 // newWorkflow is the part both kinds share: name, labels, owner, parameters naming the CR,
 // the per-cluster mutex, pod security and scratch space.
+// podGC is Argo's podGC for the retention; nil leaves the pods to go with the Workflow.
+func podGC(r Retention) *wfv1.PodGC {
+	if r.PodGC == "" {
+		return nil
+	}
+	return &wfv1.PodGC{Strategy: r.PodGC}
+}
+
+// ttl is Argo's ttlStrategy for the retention; nil keeps finished Workflows.
+func ttl(r Retention) *wfv1.TTLStrategy {
+	if r.SuccessSeconds == 0 && r.FailureSeconds == 0 {
+		return nil
+	}
+	t := &wfv1.TTLStrategy{}
+	if r.SuccessSeconds > 0 {
+		t.SecondsAfterSuccess = ptr.To(r.SuccessSeconds)
+	}
+	if r.FailureSeconds > 0 {
+		t.SecondsAfterFailure = ptr.To(r.FailureSeconds)
+	}
+	return t
+}
+
 func newWorkflow(meta *metav1.ObjectMeta, kind, kindLabel, cluster, scope string, opts Options) *wfv1.Workflow {
 	generation := Generation(meta)
 	run := opts.Run
@@ -296,8 +319,9 @@ func newWorkflow(meta *metav1.ObjectMeta, kind, kindLabel, cluster, scope string
 			FSGroup:        ptr.To(steps.StepUser),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
-		Volumes: []corev1.Volume{{Name: steps.TmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-		PodGC:   &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess},
+		Volumes:     []corev1.Volume{{Name: steps.TmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		PodGC:       podGC(opts.Retention),
+		TTLStrategy: ttl(opts.Retention),
 	}
 	return wf
 }

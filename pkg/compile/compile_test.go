@@ -718,3 +718,55 @@ func BenchmarkCompileSoftware(b *testing.B) {
 		}
 	}
 }
+
+// TestRetention: the site's retention reaches every compiled Workflow as Argo's ttlStrategy and
+// podGC; zero keeps Workflows, an empty podGC leaves the pods to their Workflow, and a strategy
+// Argo does not know is refused.
+func TestRetention(t *testing.T) {
+	p := testutil.Provisioning(t, "provisioning-cluster-abc.yaml")
+	for _, tc := range []struct {
+		name, reason string
+		retention    compile.Retention
+		wantTTL      *wfv1.TTLStrategy
+		wantPodGC    *wfv1.PodGC
+		wantErr      string
+	}{
+		{name: "default", reason: "a week after success, 30 days after failure, succeeded pods deleted",
+			retention: compile.DefaultRetention,
+			wantTTL:   &wfv1.TTLStrategy{SecondsAfterSuccess: ptr.To[int32](604800), SecondsAfterFailure: ptr.To[int32](2592000)},
+			wantPodGC: &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess}},
+		{name: "keep", reason: "zero keeps Workflows and their pods",
+			retention: compile.Retention{}},
+		{name: "failures only", reason: "a failed run kept a day, a succeeded one forever, pods gone with a finished Workflow",
+			retention: compile.Retention{FailureSeconds: 86400, PodGC: wfv1.PodGCOnWorkflowCompletion},
+			wantTTL:   &wfv1.TTLStrategy{SecondsAfterFailure: ptr.To[int32](86400)},
+			wantPodGC: &wfv1.PodGC{Strategy: wfv1.PodGCOnWorkflowCompletion}},
+		{name: "unknown strategy", reason: "refused, naming the ones Argo knows",
+			retention: compile.Retention{PodGC: "Never"}, wantErr: `pod GC "Never": want one of OnPodCompletion`},
+		{name: "negative", reason: "refused", retention: compile.Retention{SuccessSeconds: -1}, wantErr: "must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := options(t)
+			opts.Retention = tc.retention
+			wf, err := compile.Provisioning(p, opts)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%s: %v, want %q", tc.reason, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.wantTTL, wf.Spec.TTLStrategy); d != "" {
+				t.Errorf("%s: ttlStrategy (-want +got):\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(tc.wantPodGC, wf.Spec.PodGC); d != "" {
+				t.Errorf("%s: podGC (-want +got):\n%s", tc.reason, d)
+			}
+			if err := argovalidate.Workflow(wf); err != nil {
+				t.Errorf("Argo's validator: %v", err)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -47,6 +48,8 @@ type Options struct {
 	// ProvisioningDeadlineSeconds and SoftwareDeadlineSeconds bound a Workflow's run.
 	ProvisioningDeadlineSeconds int64
 	SoftwareDeadlineSeconds     int64
+	// Retention is how long Argo keeps finished Workflows and their pods.
+	Retention Retention
 	// LeaseFile is the DHCP server's lease file on the nodes' host path; empty: addresses
 	// come from the BareMetalHosts' NICs.
 	LeaseFile string
@@ -83,6 +86,26 @@ type Options struct {
 	OfflineKUDManifests string
 }
 
+// Retention is how long Argo keeps what a run leaves: the Workflow (its ttlStrategy) and its
+// pods (its podGC). A run's outcome is recorded in its CR before Argo deletes anything, and a
+// run is never started again because its Workflow is gone, so years of day-2 changes leave a
+// bounded number of Workflows and pods behind.
+type Retention struct {
+	// SuccessSeconds and FailureSeconds keep a Workflow that succeeded, or failed, that long
+	// after it finished; 0 keeps it until someone deletes it. A failed run is kept longer, for
+	// `argo retry`.
+	SuccessSeconds int32
+	FailureSeconds int32
+	// PodGC is when Argo deletes the run's pods (Argo's podGC strategies); empty: with the
+	// Workflow. The default deletes each pod that succeeded, and keeps a failed step's pod, and
+	// its logs, as long as its Workflow.
+	PodGC wfv1.PodGCStrategy
+}
+
+// DefaultRetention keeps a succeeded run's Workflow a week and a failed one's 30 days, and
+// deletes each step's pod when it succeeds.
+var DefaultRetention = Retention{SuccessSeconds: 7 * 24 * 3600, FailureSeconds: 30 * 24 * 3600, PodGC: wfv1.PodGCOnPodSuccess}
+
 // DefaultSiteRegistrySecret is the site registry Secret's name in each CR namespace (the
 // chart writes it into every namespace of its values.namespaces).
 const DefaultSiteRegistrySecret = "bpa-site-registry" //nolint:gosec // G101: a Secret's name, not a credential
@@ -96,6 +119,7 @@ func DefaultOptions(plugins []string) Options {
 		SiteRegistrySecret:          DefaultSiteRegistrySecret,
 		ProvisioningDeadlineSeconds: 6 * 3600,
 		SoftwareDeadlineSeconds:     2 * 3600,
+		Retention:                   DefaultRetention,
 		Plugins:                     plugins,
 	}
 }
@@ -130,6 +154,15 @@ func (o Options) validate() error {
 	}
 	if o.ProvisioningDeadlineSeconds <= 0 || o.SoftwareDeadlineSeconds <= 0 {
 		return fmt.Errorf("options: workflow deadlines must be positive")
+	}
+	if o.Retention.SuccessSeconds < 0 || o.Retention.FailureSeconds < 0 {
+		return fmt.Errorf("options: workflow retention must not be negative (0 keeps them)")
+	}
+	switch o.Retention.PodGC {
+	case "", wfv1.PodGCOnPodCompletion, wfv1.PodGCOnPodSuccess, wfv1.PodGCOnWorkflowCompletion, wfv1.PodGCOnWorkflowSuccess:
+	default:
+		return fmt.Errorf("options: pod GC %q: want one of %s, %s, %s, %s, or empty", o.Retention.PodGC,
+			wfv1.PodGCOnPodCompletion, wfv1.PodGCOnPodSuccess, wfv1.PodGCOnWorkflowCompletion, wfv1.PodGCOnWorkflowSuccess)
 	}
 	if o.LeaseFile != "" {
 		if !pathPattern.MatchString(o.LeaseFile) {
