@@ -236,11 +236,56 @@ func (c *Client) SFTP() (*sftp.Client, error) {
 // dpkg's, coreutils') are the untranslated ones whatever the node's locale.
 const Locale = "LC_ALL=C"
 
-// Privileged is the prefix of a command run as root by a user that is not: sudo without a
-// password prompt (-n: a node asking for one fails at once), with the locale set again, since
-// sudo resets the environment.
-func Privileged(words ...string) []string {
-	return append([]string{"sudo", "-n", "env", Locale}, words...)
+// Privileged is a command run as root by a user that is not: sudo without a password prompt
+// (-n: a node asking for one fails at once), with env's assignments (VAR=value) and the locale
+// set again, since sudo resets the environment. sudo sets them itself, so a sudoers rule for
+// the command with the SETENV tag allows them (ALL implies SETENV); no rule for env(1), which
+// would allow any command, is needed.
+func Privileged(env []string, words ...string) []string {
+	out := append([]string{"sudo", "-n", Locale}, env...)
+	return append(out, words...)
+}
+
+// AsRoot is a command run by root with env's assignments: env(1) sets them, since a quoted
+// assignment is a command name to the shell.
+func AsRoot(env []string, words ...string) []string {
+	if len(env) == 0 {
+		return words
+	}
+	out := append([]string{"env"}, env...)
+	return append(out, words...)
+}
+
+// SudoRefusedError is sudo refusing to run a command without a password, or at all: waiting
+// cannot cure it.
+type SudoRefusedError struct {
+	Command string
+	Reason  string
+}
+
+func (e *SudoRefusedError) Error() string {
+	return fmt.Sprintf("sudo refused to run %s: %s; the login user needs passwordless sudo for the steps' commands (docs/security.md, \"sudo rights\")", e.Command, e.Reason)
+}
+
+// sudoRefusals are sudo's own messages (LC_ALL=C) when it will not run a command.
+var sudoRefusals = []string{"a password is required", "a terminal is required", "is not in the sudoers file", "is not allowed to execute", "not allowed to set the following environment variables"}
+
+// SudoRefused returns a *SudoRefusedError when err is sudo refusing to run a command, nil
+// otherwise.
+func SudoRefused(err error) error {
+	var exit *ExitError
+	if !errors.As(err, &exit) {
+		return nil
+	}
+	for _, line := range strings.Split(exit.Stderr, "\n") {
+		line = strings.TrimSpace(line)
+		for _, r := range sudoRefusals {
+			if strings.Contains(line, r) {
+				return &SudoRefusedError{Command: exit.Command, Reason: line}
+			}
+		}
+	}
+	return nil
 }
 
 // Run runs a command (built with Quote) with LC_ALL=C and returns its stdout; a non-zero exit

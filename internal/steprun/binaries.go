@@ -37,19 +37,28 @@ func (r *remote) installBinaries(ctx context.Context, reg *siteregistry.Client, 
 			r.sftp = nil
 		}
 	}()
-	var retryable error
+	var final, waiting []error
 	for _, b := range bins {
 		got, err := r.installBinary(ctx, reg, b)
 		if err != nil {
 			report.Failed = append(report.Failed, installsoftware.Failure{Package: "binary " + b.Name, Reason: err.Error()})
 			if steps.IsRetryable(err) {
-				retryable = err
+				waiting = append(waiting, err)
+			} else {
+				final = append(final, err)
 			}
 			continue
 		}
 		report.Binaries = append(report.Binaries, got)
 	}
-	return retryable
+	// Retryable only when waiting can cure every failure: one that it cannot stays final.
+	if len(final) > 0 {
+		return errors.Join(append(final, waiting...)...)
+	}
+	if len(waiting) > 0 {
+		return steps.Retryable(errors.Join(waiting...))
+	}
+	return nil
 }
 
 func (r *remote) installBinary(ctx context.Context, reg *siteregistry.Client, b bpav1.BinaryPackage) (installsoftware.Binary, error) {
@@ -79,7 +88,7 @@ func (r *remote) installBinary(ctx context.Context, reg *siteregistry.Client, b 
 
 // fileDigest is "sha256:<hex>" of a file on the node, "" when there is none.
 func (r *remote) fileDigest(ctx context.Context, file string) (string, error) {
-	line, err := sshexec.Quote(r.privileged("sha256sum", "--", file)...)
+	line, err := sshexec.Quote(r.privileged(nil, "sha256sum", "--", file)...)
 	if err != nil {
 		return "", err
 	}
@@ -122,13 +131,13 @@ func (r *remote) copyBinary(ctx context.Context, reg *siteregistry.Client, a sit
 	staged := path.Join(dir, "."+name+".bpa-new")
 	defer func() {
 		if err != nil {
-			_ = r.run(context.WithoutCancel(ctx), r.privileged("rm", "-f", "--", staged))
+			_ = r.run(context.WithoutCancel(ctx), r.privileged(nil, "rm", "-f", "--", staged))
 		}
 	}()
-	if err := r.run(ctx, r.privileged("mkdir", "-p", "--", dir)); err != nil {
+	if err := r.run(ctx, r.privileged(nil, "mkdir", "-p", "--", dir)); err != nil {
 		return fmt.Errorf("making %s: %w", dir, err)
 	}
-	if err := r.run(ctx, r.privileged("install", "-m", "0755", "-o", "root", "-g", "root", "--", upload, staged)); err != nil {
+	if err := r.run(ctx, r.privileged(nil, "install", "-m", "0755", "-o", "root", "-g", "root", "--", upload, staged)); err != nil {
 		return fmt.Errorf("installing into %s: %w", dir, err)
 	}
 	got, err := r.fileDigest(ctx, staged)
@@ -138,7 +147,7 @@ func (r *remote) copyBinary(ctx context.Context, reg *siteregistry.Client, a sit
 	if got != a.File.Digest.String() {
 		return fmt.Errorf("the copy on the node has digest %s, the registry's file %s", got, a.File.Digest)
 	}
-	if err := r.run(ctx, r.privileged("mv", "-f", "--", staged, path.Join(dir, name))); err != nil {
+	if err := r.run(ctx, r.privileged(nil, "mv", "-f", "--", staged, path.Join(dir, name))); err != nil {
 		return fmt.Errorf("renaming into place: %w", err)
 	}
 	return nil
@@ -154,6 +163,9 @@ func (r *remote) sftpCopy(ctx context.Context, reg *siteregistry.Client, a siter
 	defer func() { _ = src.Close() }()
 	if r.sftp == nil {
 		if r.sftp, err = r.conn.SFTP(); err != nil {
+			if strings.Contains(err.Error(), "subsystem request failed") {
+				return fmt.Errorf("%w: the node's sshd serves no sftp subsystem (sshd_config: Subsystem sftp), which binaries are copied through", err)
+			}
 			return steps.Retryable(err)
 		}
 	}

@@ -179,6 +179,19 @@ func TestInstallBinariesOverSFTP(t *testing.T) {
 		}
 	})
 
+	t.Run("a node whose sshd serves no sftp fails for good, saying so", func(t *testing.T) {
+		bare := testsshd.StartWithoutSFTP(t)
+		ns := newNamespace(t)
+		pinNode(t, ns, bare.Port, bare.HostKey)
+		bareOpts := opts
+		bareOpts.SSH = steprun.SSHOptions{KeyFile: bare.ClientKeyFile, Port: bare.Port, Timeout: 10 * time.Second}
+		ref := binarySoftware(t, ns, []bpav1.BinaryPackage{{Name: "tool", Directory: filepath.Join(t.TempDir(), "bin")}})
+		_, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", bareOpts)
+		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), "serves no sftp subsystem") {
+			t.Fatalf("%v; want a final error saying the node has no sftp subsystem", err)
+		}
+	})
+
 	t.Run("without a site registry the step says so", func(t *testing.T) {
 		noRegistry := opts
 		noRegistry.Registry = nil

@@ -83,7 +83,7 @@ func FetchKubeconfig(ctx context.Context, c client.Client, ref CRRef, run Kubeco
 	defer node.Close()
 	words := []string{"cat", "--", adminConf}
 	if user != bpav1.DefaultSSHUser {
-		words = sshexec.Privileged(words...)
+		words = sshexec.Privileged(nil, words...)
 	}
 	command, err := sshexec.Quote(words...)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/steprun"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
@@ -93,6 +94,32 @@ func TestInstallSoftwareOverSSH(t *testing.T) {
 		report, _ = steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 		if len(report.Failed) != 1 || !strings.Contains(report.Failed[0].Reason, "Unable to locate package broken-pkg") {
 			t.Errorf("failed = %+v", report.Failed)
+		}
+	})
+
+	t.Run("a package the repository lacks stays final beside a binary the registry cannot serve yet", func(t *testing.T) {
+		ns := pinnedNamespace(t, sshd)
+		sw := &bpav1.Software{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sw", Labels: map[string]string{bpav1.ClusterLabel: "cluster-abc"}},
+			Spec: bpav1.SoftwareSpec{
+				MasterSoftware: []bpav1.SoftwarePackage{{Name: "jq", Version: "9.9-1"}},
+				MasterBinaries: []bpav1.BinaryPackage{{Name: "tool", Directory: filepath.Join(t.TempDir(), "bin")}},
+			},
+		}
+		if err := env.Client.Create(ctx(), sw); err != nil {
+			t.Fatal(err)
+		}
+		ref := steprun.CRRef{Namespace: ns, Name: sw.Name, UID: string(sw.UID), Generation: sw.Generation}
+		// A registry that does not answer (nothing listens there): waiting may cure that.
+		down, err := siteregistry.New(siteregistry.Config{Registry: testutil.FreePort(t), PlainHTTP: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		withDown := opts
+		withDown.Registry = down
+		report, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", withDown)
+		if err == nil || steps.IsRetryable(err) || len(report.Failed) != 2 {
+			t.Fatalf("%v (failed %+v); want a final error: waiting cannot bring jq 9.9-1", err, report.Failed)
 		}
 	})
 

@@ -111,17 +111,16 @@ func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role
 	defer conn.Close()
 	r := &remote{conn: conn, sudo: user != bpav1.DefaultSSHUser, opts: opts}
 
-	var installErr error
+	var pkgErr error
 	if len(want) > 0 {
-		if installErr, err = r.installPackages(ctx, want, &report); err != nil {
+		if pkgErr, err = r.installPackages(ctx, want, &report); err != nil {
 			return report, fmt.Errorf("node %q: %w", node, err)
 		}
 	}
-	if err := r.installBinaries(ctx, opts.Registry, bins, &report); err != nil {
-		if !steps.IsRetryable(err) {
-			return report, fmt.Errorf("node %q: %w", node, err)
-		}
-		installErr = errors.Join(installErr, err)
+	pkgFailed := len(report.Failed)
+	binErr := r.installBinaries(ctx, opts.Registry, bins, &report)
+	if binErr != nil && len(report.Failed) == pkgFailed { // no binary could even be tried
+		return report, fmt.Errorf("node %q: %w", node, binErr)
 	}
 	if len(report.Failed) > 0 {
 		names := make([]string, 0, len(report.Failed))
@@ -131,8 +130,13 @@ func InstallSoftware(ctx context.Context, c client.Client, ref CRRef, node, role
 		// The first reason says why (the package manager's own error, usually the same for
 		// all): it is what the operator reads in the CR's status.
 		err := fmt.Errorf("node %q: %d of %d packages not as asked: %s (%s)", node, len(report.Failed), len(want)+len(bins), strings.Join(names, ", "), report.Failed[0].Reason)
-		if steps.IsRetryable(installErr) {
-			return report, steps.Retryable(err) // a lock held, a mirror not answering: wait for it
+		// Waiting (a lock held, a mirror or registry not answering) is worth it only when it
+		// can cure every failure: a package the repository lacks stays final beside a binary
+		// the registry could not serve yet.
+		pkgWaits := pkgFailed == 0 || steps.IsRetryable(pkgErr)
+		binWaits := len(report.Failed) == pkgFailed || steps.IsRetryable(binErr)
+		if pkgWaits && binWaits {
+			return report, steps.Retryable(err)
 		}
 		return report, err
 	}
@@ -197,11 +201,12 @@ type remote struct {
 	sftp *sftp.Client
 }
 
-func (r *remote) privileged(words ...string) []string {
+// privileged is a command run as root, with the environment assignments env.
+func (r *remote) privileged(env []string, words ...string) []string {
 	if r.sudo {
-		return sshexec.Privileged(words...)
+		return sshexec.Privileged(env, words...)
 	}
-	return words
+	return sshexec.AsRoot(env, words...)
 }
 
 // packageManager finds apt (dpkg-query and apt-get) or dnf (rpm and dnf) on the node.
@@ -264,15 +269,19 @@ func (r *remote) installed(ctx context.Context, pm string, want []bpav1.Software
 // (unattended upgrades, say) is worth waiting for: retryable.
 func (r *remote) install(ctx context.Context, pm string, pkgs []bpav1.SoftwarePackage) error {
 	words := installsoftware.InstallWords(pm, pkgs)
-	refresh := r.privileged("dnf", "makecache", "-q")
-	install := r.privileged(append([]string{"dnf", "install", "-y", "-q", "--allowerasing"}, words...)...)
+	refresh := r.privileged(nil, "dnf", "makecache", "-q")
+	install := r.privileged(nil, append([]string{"dnf", "install", "-y", "-q", "--allowerasing"}, words...)...)
 	if pm == installsoftware.Apt {
-		refresh = r.privileged("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "update", "-q")
-		install = r.privileged(append([]string{"env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
+		noninteractive := []string{"DEBIAN_FRONTEND=noninteractive"}
+		refresh = r.privileged(noninteractive, "apt-get", "update", "-q")
+		install = r.privileged(noninteractive, append([]string{"apt-get", "install", "-y", "-q",
 			"--no-install-recommends", "--allow-downgrades", "--"}, words...)...)
 	}
 	if err := r.run(ctx, refresh); err != nil {
-		// A mirror that does not answer now may later: retryable, whatever the reason.
+		if refused := sshexec.SudoRefused(err); refused != nil {
+			return refused
+		}
+		// A mirror that does not answer now may later: retryable, whatever else the reason.
 		return steps.Retryable(fmt.Errorf("refreshing the package index: %w", err))
 	}
 	if err := r.run(ctx, install); err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ type Server struct {
 	ClientKeyPEM []byte
 	cmd          *exec.Cmd
 	env          map[string]string
+	noSFTP       bool
 }
 
 // Addr is host:port.
@@ -68,6 +70,17 @@ func StartWithEnv(t *testing.T, env map[string]string) *Server {
 	return s
 }
 
+// StartWithoutSFTP starts sshd serving no sftp subsystem, as a node whose sshd_config lacks
+// the Subsystem line.
+func StartWithoutSFTP(t *testing.T) *Server {
+	t.Helper()
+	s := StartWithEnv(t, nil)
+	s.stop()
+	s.noSFTP = true
+	s.start(t)
+	return s
+}
+
 // RestartWithNewHostKey restarts the server with another host key, as a reinstalled node.
 func (s *Server) RestartWithNewHostKey(t *testing.T) {
 	t.Helper()
@@ -93,6 +106,9 @@ func (s *Server) start(t *testing.T) {
 		l.Close()
 	}
 	config := Config(s.Addr(), filepath.Join(s.Dir, "host_ed25519"), filepath.Join(s.Dir, "authorized_keys")) + SetEnv(s.env)
+	if s.noSFTP {
+		config = strings.Replace(config, "Subsystem sftp internal-sftp\n", "", 1)
+	}
 	cfg := filepath.Join(s.Dir, "sshd_config")
 	write(t, cfg, []byte(config), 0o600)
 	s.cmd = exec.Command(Binary, "-D", "-e", "-f", cfg)
