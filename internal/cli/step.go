@@ -236,8 +236,9 @@ func newInstallSoftwareStep() *cobra.Command {
 	var ssh sshFlags
 	var reg registryFlags
 	var node, role, address, output string
+	var digests map[string]string
 	cmd := &cobra.Command{
-		Use:   installsoftware.Name + " --namespace NS --name N --uid U --generation G --node N --role R --address IP --output FILE [--registry HOST --ca-file PEM]",
+		Use:   installsoftware.Name + " --namespace NS --name N --uid U --generation G --node N --role R --address IP --output FILE [--registry HOST --ca-file PEM --binary-digest ROLE:NAME=DIGEST...]",
 		Short: "Over SSH, install or upgrade what differs from the Software on one node; write its report as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -258,7 +259,7 @@ func newInstallSoftwareStep() *cobra.Command {
 				}
 			}
 			report, runErr := steprun.InstallSoftware(cmd.Context(), c, ref, node, role, address, steprun.InstallOptions{
-				SSH: ssh.options(), Registry: registry,
+				SSH: ssh.options(), Registry: registry, Digests: digests,
 			})
 			// The report is written even when the step fails: it says which packages and why.
 			if err := writeJSON(cmd.OutOrStdout(), output, report); err != nil {
@@ -273,6 +274,7 @@ func newInstallSoftwareStep() *cobra.Command {
 	cmd.Flags().StringVar(&role, "role", "", "the node's role: master, worker or master,worker")
 	cmd.Flags().StringVar(&address, "address", "", "the node's IP address")
 	cmd.Flags().StringVar(&output, "output", "", "where to write the report (JSON; default stdout)")
+	cmd.Flags().StringToStringVar(&digests, "binary-digest", nil, "the file a binary must be, as the controller resolved it when it named the run: role:name=sha256:<hex> (repeated); another file in the registry fails the step")
 	reg.addTo(cmd.Flags())
 	return cmd
 }

@@ -37,7 +37,12 @@ func binariesSalt(binaries map[string]string) string {
 func resolveBinaries(ctx context.Context, reg BinaryResolver, spec *bpav1.SoftwareSpec) (map[string]string, error) {
 	out := map[string]string{}
 	seen := map[bpav1.BinaryPackage]string{}
-	for role, bins := range map[string][]bpav1.BinaryPackage{bpav1.RoleMaster: spec.MasterBinaries, bpav1.RoleWorker: spec.WorkerBinaries} {
+	// Roles in order, so the first failure named is always the same one.
+	for _, role := range []string{bpav1.RoleMaster, bpav1.RoleWorker} {
+		bins := spec.MasterBinaries
+		if role == bpav1.RoleWorker {
+			bins = spec.WorkerBinaries
+		}
 		for _, b := range bins {
 			key := bpav1.BinaryPackage{Name: b.Name, Version: b.Version}
 			d, ok := seen[key]

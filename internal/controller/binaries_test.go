@@ -105,8 +105,8 @@ func TestNewUploadRunsOnlyTheStaleNodes(t *testing.T) {
 
 	v1 := uploadBinary(t, client, "tool", "1.0")
 	first := swWorkflow(t, sw, 1, compile.WorkflowScopeAll)
-	if args := installArgs(first); !strings.Contains(args, "--registry="+reg.Addr) {
-		t.Errorf("install-software runs %q, without the site registry", args)
+	if args := installArgs(first); !strings.Contains(args, "--registry="+reg.Addr) || !strings.Contains(args, "--binary-digest=master:tool="+v1) {
+		t.Errorf("install-software runs %q, without the site registry or the file the run is named for", args)
 	}
 	installedBinary(t, first, "1.0", v1, xyzHosts...)
 	cur := waitSoftwareReady(t, sw, 1)
@@ -119,6 +119,9 @@ func TestNewUploadRunsOnlyTheStaleNodes(t *testing.T) {
 	// A new upload: the masters' file differs, the workers have none.
 	v2 := uploadBinary(t, client, "tool", "1.1")
 	second := swWorkflow(t, sw, 1, compile.Scope([]string{"master-1", "master-2"}))
+	if args := installArgs(second); !strings.Contains(args, "--binary-digest=master:tool="+v2) {
+		t.Errorf("the run for the new upload runs %q, not named for its file %s", args, v2)
+	}
 	installedBinary(t, second, "1.1", v2, xyzHosts[:2]...)
 	waitSoftwareReady(t, sw, 1)
 	consistently(t, "no run once every node has the new file", time.Second, func() error {

@@ -238,6 +238,9 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 		salt = append(salt, binariesSalt(binaries))
 	}
 	opts.Run = runOf(&sw.ObjectMeta, compile.Scope(opts.SoftwareNodes), salt...)
+	// The run is named for these files, and installs them: an upload made meanwhile is the
+	// next run's.
+	opts.BinaryDigests = binaries
 	if ran := mirror.Newest(ofRun(s.workflows, opts.Run)); ran != nil {
 		// Finished (followUnfinished follows running ones), so mergeLatest has merged its
 		// reports already: mirror the run, never merge them again.

@@ -39,7 +39,7 @@ func (r *remote) installBinaries(ctx context.Context, reg *siteregistry.Client, 
 	}()
 	var final, waiting []error
 	for _, b := range bins {
-		got, err := r.installBinary(ctx, reg, b)
+		got, err := r.installBinary(ctx, reg, b, namedDigest(r.opts.Digests, report.Role, b.Name))
 		if err != nil {
 			report.Failed = append(report.Failed, installsoftware.Failure{Package: "binary " + b.Name, Reason: err.Error()})
 			if steps.IsRetryable(err) {
@@ -61,13 +61,30 @@ func (r *remote) installBinaries(ctx context.Context, reg *siteregistry.Client, 
 	return nil
 }
 
-func (r *remote) installBinary(ctx context.Context, reg *siteregistry.Client, b bpav1.BinaryPackage) (installsoftware.Binary, error) {
+// namedDigest is the file a binary of a node of role (master, worker or both) was resolved to
+// when the run was named; a node of both roles has one binary of the name, the same for both.
+func namedDigest(digests map[string]string, role, name string) string {
+	for _, r := range strings.Split(role, ",") {
+		if d := digests[r+":"+name]; d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// installBinary brings one binary to the file the registry resolves it to, which must be named
+// (when named) the file the run was compiled for.
+func (r *remote) installBinary(ctx context.Context, reg *siteregistry.Client, b bpav1.BinaryPackage, named string) (installsoftware.Binary, error) {
 	a, err := reg.ResolveBinary(ctx, b.Name, b.Version)
 	if err != nil {
 		if errors.Is(err, errdef.ErrNotFound) {
 			return installsoftware.Binary{}, fmt.Errorf("not in the site registry: %w", err)
 		}
 		return installsoftware.Binary{}, steps.Retryable(err) // the registry may answer later
+	}
+	if named != "" && a.File.Digest.String() != named {
+		return installsoftware.Binary{}, fmt.Errorf("the site registry now serves %s %s as %s, and this run was named for %s: the controller starts a run for the new upload; this one installs nothing else",
+			b.Name, a.Ref.Version, a.File.Digest, named)
 	}
 	dest := path.Join(b.InstallDirectory(), b.Name)
 	want := a.File.Digest.String()

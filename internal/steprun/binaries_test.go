@@ -121,8 +121,20 @@ func TestInstallBinariesOverSFTP(t *testing.T) {
 		t.Error("the second run rewrote tool")
 	}
 
-	// A new upload: the unpinned binary follows it, the pinned one stays.
+	// A run named for tool 1.10's file, started when 1.11 had been uploaded meanwhile: it
+	// installs nothing else than what it was named for.
+	named := opts
+	named.Digests = map[string]string{"master:tool": got["tool"].Digest, "master:helper": got["helper"].Digest}
 	tool111 := s.upload("tool", "1.11", 5000)
+	stale, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", named)
+	if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), "this run was named for "+got["tool"].Digest) || binariesOf(stale)["helper"].Digest != got["helper"].Digest {
+		t.Fatalf("a run named for tool 1.10 after 1.11 was uploaded: %+v, %v; want a final refusal for tool only", stale.Binaries, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "tool")); !bytes.Equal(data, tool110) {
+		t.Fatal("a run named for tool 1.10 installed another file")
+	}
+
+	// A new upload: the unpinned binary follows it, the pinned one stays.
 	third, err := steprun.InstallSoftware(ctx(), env.Client, ref, "master", "master", "127.0.0.1", opts)
 	if err != nil || !binariesOf(third)["tool"].Changed || binariesOf(third)["tool"].Version != "1.11" || binariesOf(third)["helper"].Changed {
 		t.Fatalf("after uploading tool 1.11: %+v, %v", third.Binaries, err)

@@ -72,6 +72,10 @@ type InstallOptions struct {
 	SSH SSHOptions
 	// Registry is the site registry binaries come from; nil: a Software naming binaries fails.
 	Registry *siteregistry.Client
+	// Digests are the files the run was named for ("role:name" → digest): a binary the
+	// registry now resolves to another file fails, rather than install what the run was not
+	// named for. Empty: whatever the registry resolves (a run compiled without them).
+	Digests map[string]string
 }
 
 // InstallSoftware brings one node's packages to what the Software asks for its role: it

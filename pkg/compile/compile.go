@@ -183,7 +183,7 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 				field.Forbidden(path, "binaries come from the site registry, and this controller has none (--site-registry)"),
 			}}
 		}
-		registry = &installsoftware.SiteRegistry{Address: opts.SiteRegistry, Secret: opts.SiteRegistrySecret}
+		registry = &installsoftware.SiteRegistry{Address: opts.SiteRegistry, Secret: opts.SiteRegistrySecret, Digests: opts.BinaryDigests}
 	}
 	d := newDAG()
 	for _, t := range []wfv1.Template{

@@ -159,16 +159,24 @@ func TestCompileSoftwareWithBinaries(t *testing.T) {
 	sw := docs[0].Object.(*bpav1.Software)
 	opts := options(t)
 	opts.SiteRegistry = "10.10.0.2:30500/site"
+	toolDigest := "sha256:" + strings.Repeat("ab", 32)
+	opts.BinaryDigests = map[string]string{"worker:tool": toolDigest, "master:tool": toolDigest}
 	wf, err := compile.Software(sw, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "variant-software-binaries.workflow.yaml", marshal(t, wf))
+	bad := opts
+	bad.BinaryDigests = map[string]string{"master:tool": "sha256:abc"}
+	if _, err := compile.Software(sw, bad); err == nil || !strings.Contains(err.Error(), "binary digest master:tool=sha256:abc") {
+		t.Errorf("a malformed digest: %v", err)
+	}
 	if err := argovalidate.Workflow(wf); err != nil {
 		t.Fatalf("Argo's validator refuses the Workflow: %v", err)
 	}
 	raw := string(marshal(t, wf))
-	for _, want := range []string{"--registry=10.10.0.2:30500/site", "--ca-file=/etc/bpa/site-registry/ca.crt", "name: bpa-site-registry", "key: password"} {
+	for _, want := range []string{"--registry=10.10.0.2:30500/site", "--ca-file=/etc/bpa/site-registry/ca.crt", "name: bpa-site-registry", "key: password",
+		"--binary-digest=master:tool=" + toolDigest, "--binary-digest=worker:tool=" + toolDigest} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("the Workflow lacks %q", want)
 		}

@@ -73,6 +73,9 @@ type Options struct {
 	// SiteRegistrySecret is the Secret, in the CR's namespace, with the registry's account
 	// (username, password) and CA (ca.crt).
 	SiteRegistrySecret string
+	// BinaryDigests are the files the controller resolved a Software's binaries to when it
+	// named the run ("role:name" → "sha256:<hex>"): the run installs these, never another.
+	BinaryDigests map[string]string
 	// Offline is offline mode for the Provisionings that do not say (spec.offline).
 	Offline bool
 	// OfflineMirror is the file server (serve-files) as the nodes reach it, http(s)://HOST[:PORT];
@@ -128,6 +131,7 @@ var (
 	registryPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*$`)
 	pathPattern     = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
 	runPattern      = regexp.MustCompile(`^[0-9a-f]{5,63}$`)
+	digestPattern   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 )
 
 // ValidateOptions checks options before a manager starts with them, so a bad flag fails at
@@ -198,6 +202,12 @@ func (o Options) validate() error {
 		}
 		if _, err := offline.ParseFileSet(set); err != nil {
 			return fmt.Errorf("options: offline mirror: %w", err)
+		}
+	}
+	for key, d := range o.BinaryDigests {
+		role, name, _ := strings.Cut(key, ":")
+		if (role != bpav1.RoleMaster && role != bpav1.RoleWorker) || name == "" || !digestPattern.MatchString(d) {
+			return fmt.Errorf("options: binary digest %s=%s: want role:name=sha256:<64 hex>", key, d)
 		}
 	}
 	if o.Run != "" && !runPattern.MatchString(o.Run) {

@@ -3,6 +3,7 @@
 package installsoftware
 
 import (
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -28,6 +29,10 @@ const (
 type SiteRegistry struct {
 	Address string
 	Secret  string //nolint:gosec // G117: a Secret's name, not its content
+	// Digests are the files the controller resolved the binaries to when it named the run
+	// ("role:name" → "sha256:…"): the run installs these and no other, whatever is uploaded
+	// while it runs.
+	Digests map[string]string
 }
 
 // Template installs the software on one node and outputs its report. With a site registry
@@ -44,6 +49,9 @@ func Template(stepImage string, registry *SiteRegistry) wfv1.Template {
 	mounts := []corev1.VolumeMount{steps.SSHKeyMount()}
 	if registry != nil {
 		args = append(args, "--registry="+registry.Address, "--ca-file="+path.Join(steps.SiteRegistryDir, steps.SiteRegistryCAKey))
+		for _, key := range slices.Sorted(maps.Keys(registry.Digests)) {
+			args = append(args, "--binary-digest="+key+"="+registry.Digests[key])
+		}
 		mounts = append(mounts, corev1.VolumeMount{Name: steps.SiteRegistryVolume, MountPath: steps.SiteRegistryDir, ReadOnly: true})
 	}
 	container := steps.StepContainer(stepImage, Name, args, mounts...)
