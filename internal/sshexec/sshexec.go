@@ -16,6 +16,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
@@ -296,8 +298,11 @@ func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err er
 		return nil, fmt.Errorf("opening a session on %s: %w", c.addr, err)
 	}
 	defer s.Close()
-	var out, errb bytes.Buffer
-	s.Stdout, s.Stderr = &out, &errb
+	// What a node prints is bounded: a node that floods its output fails the command, and only
+	// the end of its stderr is kept for the message.
+	out := &cappedBuffer{max: MaxOutput}
+	errb := &tailBuffer{max: maxStderr}
+	s.Stdout, s.Stderr = out, errb
 	done := make(chan error, 1)
 	go func() { done <- s.Run(Locale + " " + command) }()
 	select {
@@ -305,6 +310,9 @@ func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err er
 		_ = s.Signal(ssh.SIGKILL)
 		return nil, ctx.Err()
 	case err = <-done:
+	}
+	if out.over {
+		return nil, fmt.Errorf("%s on %s printed more than %d bytes", program(command), c.addr, MaxOutput)
 	}
 	if err != nil {
 		var exit *ssh.ExitError
@@ -315,6 +323,50 @@ func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err er
 	}
 	return out.Bytes(), nil
 }
+
+// MaxOutput bounds what a command may print on stdout: far more than an admin.conf or a
+// package query, far less than a step's memory.
+const MaxOutput = 4 << 20
+
+// maxStderr is how much of the end of a command's stderr is kept for its message.
+const maxStderr = 64 << 10
+
+// errOutputTooLarge ends a command that prints more than MaxOutput.
+var errOutputTooLarge = errors.New("output too large")
+
+// cappedBuffer keeps up to max bytes and refuses more, which ends the command. It only
+// writes: a bytes.Buffer's ReadFrom, which io.Copy would prefer, knows no bound.
+type cappedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if b.buf.Len()+len(p) > b.max {
+		b.over = true
+		return 0, errOutputTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+func (b *cappedBuffer) Bytes() []byte { return b.buf.Bytes() }
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	buf []byte
+	max int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.max {
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string { return string(b.buf) }
 
 // safeWord is what Quote accepts: package names and versions (Debian and RPM grammar), paths,
 // options. No quote, no whitespace, no shell metacharacter beyond what single quotes neutralise.
@@ -350,9 +402,27 @@ func program(command string) string {
 	return strings.Trim(words[0], "'")
 }
 
+// maxLine bounds the line of a node's stderr an error quotes.
+const maxLine = 512
+
+// lastLine is the last line of a node's stderr as an error may quote it: printable characters
+// only (no terminal escapes, no invalid UTF-8) and at most maxLine bytes.
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	line := strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(lines[len(lines)-1]))
+	if len(line) > maxLine {
+		cut := line[:maxLine]
+		for !utf8.ValidString(cut) {
+			cut = cut[:len(cut)-1]
+		}
+		line = cut + "…"
+	}
+	return line
 }
 
 // Trusted single-quotes a constant of the program (a query format, say) that Quote would

@@ -23,26 +23,10 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 
-// adminConf is what kubespray leaves on a master: the server is the master's own endpoint, and
-// the credentials are the secret the step must never show.
-const adminConf = `apiVersion: v1
-kind: Config
-clusters:
-- cluster:
-    certificate-authority-data: Q0EgREFUQQ==
-    server: https://lb.cluster.local:8443
-  name: cluster.local
-contexts:
-- context:
-    cluster: cluster.local
-    user: kubernetes-admin
-  name: kubernetes-admin@cluster.local
-current-context: kubernetes-admin@cluster.local
-users:
-- name: kubernetes-admin
-  user:
-    token: ` + secretToken + `
-`
+// adminConf is what kubespray leaves on a master: the server is the master's own endpoint, the
+// CA the cluster's, and the credentials are the secret the step must never show.
+var adminConf = testAdminConf(`
+    token: ` + secretToken)
 
 const secretToken = "s3cr3t-t0ken-never-printed"
 
@@ -86,10 +70,10 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the stored kubeconfig does not parse: %v", err)
 	}
-	if got := cfg.Clusters["cluster.local"].Server; got != "https://127.0.0.1:8443" {
+	if got := cfg.Clusters[cfg.Contexts[cfg.CurrentContext].Cluster].Server; got != "https://127.0.0.1:8443" {
 		t.Errorf("server = %s, want the master's IP with the original port", got)
 	}
-	if cfg.AuthInfos["kubernetes-admin"].Token != secretToken {
+	if cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo].Token != secretToken {
 		t.Errorf("the credentials were not kept")
 	}
 	if ref := metav1.GetControllerOf(sec); ref != nil {

@@ -112,12 +112,18 @@ func ParseDpkgQuery(out []byte) Installed {
 			continue
 		}
 		name, _, _ := strings.Cut(fields[0], ":") // name:arch for multi-arch packages
-		if name == "" {
-			continue
+		if wellFormed(name, fields[2]) {
+			have[name] = fields[2]
 		}
-		have[name] = fields[2]
 	}
 	return have
+}
+
+// wellFormed reports whether a name and version a node printed are a package's: anything else
+// (a node's terminal escapes, a flood of text) is not taken in, so it never reaches a report.
+func wellFormed(name, ver string) bool {
+	return len(name) <= bpav1.PackageNameMaxLength && len(ver) <= bpav1.PackageVersionMaxLength &&
+		packageName.MatchString(name) && version.MatchString(ver)
 }
 
 // ParseRPMQuery reads `rpm -q --qf RPMFormat` output; "package X is not installed" lines
@@ -127,7 +133,7 @@ func ParseRPMQuery(out []byte) Installed {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		name, ver, ok := strings.Cut(sc.Text(), "\t")
-		if !ok || name == "" || ver == "" || strings.Contains(ver, "\t") {
+		if !ok || !wellFormed(name, ver) {
 			continue
 		}
 		have[name] = ver

@@ -1,6 +1,7 @@
 package installsoftware_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -94,13 +95,35 @@ func TestParseRPMQuery(t *testing.T) {
 
 // The parsers read what a node prints: they must never panic, and what they return must be
 // names and versions without separators.
+// The grammars every parsed name and version must match: what a node prints is taken in only
+// when it is a package's.
+var (
+	names    = regexp.MustCompile(bpav1.PackageNamePattern)
+	versions = regexp.MustCompile(bpav1.PackageVersionPattern)
+)
+
+// TestHostileQueryOutput: a node's crafted query output yields only well-formed packages.
+func TestHostileQueryOutput(t *testing.T) {
+	out := []byte("bash\tii \t5.2.15-2+b2\n" +
+		"jq\tii \t1.6\x1b]0;pwned\x07\n" + // a terminal escape in the version
+		"evil;reboot\tii \t1.0\n" + // a name no package has
+		"big\tii \t" + strings.Repeat("9", 4096) + "\n")
+	got := installsoftware.ParseDpkgQuery(out)
+	if len(got) != 1 || got["bash"] != "5.2.15-2+b2" {
+		t.Errorf("parsed %v; want bash only", got)
+	}
+	if got := installsoftware.ParseRPMQuery([]byte("curl\t7.76\x00.1\nvim\t9.0\n")); len(got) != 1 || got["vim"] != "9.0" {
+		t.Errorf("parsed %v; want vim only", got)
+	}
+}
+
 func FuzzParseDpkgQuery(f *testing.F) {
 	f.Add([]byte("bash\tii \t5.2.15-2+b2\nvim\trc \t2:9.0\n"))
 	f.Add([]byte("\t\t\n\n\tii \t"))
 	f.Fuzz(func(t *testing.T, out []byte) {
 		for name, v := range installsoftware.ParseDpkgQuery(out) {
-			if name == "" || v == "" || strings.ContainsAny(name, "\t\n:") || strings.ContainsAny(v, "\t\n") {
-				t.Fatalf("parsed %q=%q from %q", name, v, out)
+			if !names.MatchString(name) || !versions.MatchString(v) || len(v) > bpav1.PackageVersionMaxLength {
+				t.Fatalf("parsed %q=%q from %q: not a package name and version", name, v, out)
 			}
 		}
 	})
@@ -111,8 +134,8 @@ func FuzzParseRPMQuery(f *testing.F) {
 	f.Add([]byte("a\tb\tc\n\t\n"))
 	f.Fuzz(func(t *testing.T, out []byte) {
 		for name, v := range installsoftware.ParseRPMQuery(out) {
-			if name == "" || v == "" || strings.ContainsAny(name, "\t\n") || strings.ContainsAny(v, "\t\n") {
-				t.Fatalf("parsed %q=%q from %q", name, v, out)
+			if !names.MatchString(name) || !versions.MatchString(v) || len(name) > bpav1.PackageNameMaxLength {
+				t.Fatalf("parsed %q=%q from %q: not a package name and version", name, v, out)
 			}
 		}
 	})
