@@ -24,6 +24,7 @@ require (
 	k8s.io/apimachinery v0.33.13
 	k8s.io/apiserver v0.33.13
 	k8s.io/client-go v0.33.13
+	k8s.io/klog/v2 v2.130.1
 	k8s.io/utils v0.0.0-20260319190234-28399d86e0b5
 	oras.land/oras-go/v2 v2.6.0
 	sigs.k8s.io/controller-runtime v0.21.0
@@ -147,7 +148,6 @@ require (
 	k8s.io/code-generator v0.33.13 // indirect
 	k8s.io/component-base v0.33.13 // indirect
 	k8s.io/gengo/v2 v2.0.0-20250207200755-1244d31929d7 // indirect
-	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20250318190949-c8a335a9a2ff // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect
 	sigs.k8s.io/controller-tools v0.18.0 // indirect

@@ -116,6 +116,9 @@ const (
 	// ReasonClusterTaken: another Provisioning of the namespace, created first, holds the cluster
 	// this one names; it runs nothing until that one is gone.
 	ReasonClusterTaken = "ClusterTaken"
+	// ReasonReleaseFailed: a remove run succeeded and its hosts' claims cannot be released yet;
+	// retried.
+	ReasonReleaseFailed = "ReleaseFailed"
 	// ReasonStoppingWorkflows: the CR is being deleted and waits for its unfinished Workflows
 	// to stop (Argo's stop) before its BareMetalHosts are released.
 	ReasonStoppingWorkflows = "StoppingWorkflows"
@@ -140,7 +143,11 @@ const (
 	// EventHostKeyRepinned: pin-host-keys pinned a node's new host key, because its
 	// BareMetalHost was provisioned again since, or its address now belongs to another host.
 	EventHostKeyRepinned = "HostKeyRepinned"
-	// EventReleaseFailed: claims could not be released on deletion yet.
+	// EventRecordFailed: a succeeded Workflow's outcome annotation cannot be read, so the run
+	// is not recorded; the next run is planned against the record before it.
+	EventRecordFailed = "RecordFailed"
+	// EventReleaseFailed: claims could not be released yet (on deletion, or after a remove run);
+	// also the reason of the Reconciling condition while a release after a remove run is retried.
 	EventReleaseFailed = "ReleaseFailed"
 )
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,4 +151,66 @@ func TestNewUploadRunsOnlyTheStaleNodes(t *testing.T) {
 	}
 	installedBinary(t, third, "1.2", v3, xyzHosts[:2]...)
 	waitSoftwareReady(t, sw, 1)
+}
+
+// TestAStalledRegistryHoldsNoWorker: a site registry that accepts connections and never
+// answers costs a reconcile its deadline, not a worker: the Software says BinariesUnresolved,
+// and the other CRs go on.
+func TestAStalledRegistryHoldsNoWorker(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, conn) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	stalled, err := siteregistry.New(siteregistry.Config{Registry: l.Addr().String(), PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	startManagerWith(t, env.Config, func(o *manager.Options) {
+		o.Registry = stalled
+		o.RegistryTimeout = time.Second
+		o.MaxConcurrentReconciles = 1 // one worker: held, nothing else would run
+		o.Compile.SiteRegistry = l.Addr().String()
+	})
+	p := loadProvisioning(t, "provisioning-cluster-xyz-resources.yaml", ns)
+	create(t, p)
+	provisioned(t, waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1), xyzHosts)
+	waitReady(t, p, 1)
+
+	sw := loadSoftware(t, ns)
+	sw.Spec.MasterBinaries = []bpav1.BinaryPackage{{Name: "tool"}}
+	create(t, sw)
+	eventually(t, "BinariesUnresolved once the registry's deadline passes", func() error {
+		cur := getSoftware(t, sw)
+		if len(cur.Status.Conditions) == 0 || !strings.Contains(cur.Status.Conditions[0].Message, "context deadline exceeded") {
+			return fmt.Errorf("conditions %+v", cur.Status.Conditions)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/BinariesUnresolved", "True/BinariesUnresolved", "absent")
+	})
+	// The one worker is free: a second Software (no binaries) of the cluster is handled.
+	plain := loadSoftware(t, ns)
+	plain.Name = "plain"
+	create(t, plain)
+	swWorkflow(t, plain, 1, compile.WorkflowScopeAll)
 }

@@ -62,12 +62,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	s := aggregateCluster(c, prov, sw)
 	setConditions(&c.Status.Conditions, c.Generation, s)
-	written, conflict, err := writeStatus(ctx, r.Client, c, before, !equality.Semantic.DeepEqual(before.Status, c.Status))
+	written, err := writeStatus(ctx, r.Client, c, before, !equality.Semantic.DeepEqual(before.Status, c.Status))
 	if written {
 		emitReadyChange(r.Recorder, c, before.Status.Conditions, c.Status.Conditions, s, false)
-	}
-	if conflict {
-		return ctrl.Result{RequeueAfter: requeueSoon}, err
 	}
 	return ctrl.Result{}, err
 }

@@ -37,9 +37,22 @@ func resetWorkflowStatus(st *bpav1.WorkflowStatus, generation int64) {
 	*st = bpav1.WorkflowStatus{ObservedGeneration: generation, Conditions: st.Conditions, LastRun: st.LastRun}
 }
 
-// requeueSoon is how soon a reconcile runs again after a write conflict (the cache catching
-// up with the controller's own write) or a record the next decision must read back.
-const requeueSoon = 100 * time.Millisecond
+// readBackAfter is how soon a reconcile runs again after writing a record the next decision
+// must read back from the server. A write conflict (the cache catching up with the
+// controller's own write) is returned as an error instead: the controller's rate limiter
+// spaces the retries, backing off should the object keep changing.
+const readBackAfter = 100 * time.Millisecond
+
+// staleError is a write refused because the copy it was computed from was stale.
+type staleError struct {
+	what string
+	err  error
+}
+
+func (e *staleError) Error() string {
+	return e.what + " was changed meanwhile; reconciling again from the new copy: " + e.err.Error()
+}
+func (e *staleError) Unwrap() error { return e.err }
 
 // ensureFinalizer adds a finalizer with a patch conditioned on the copy's resourceVersion, so
 // a stale copy never writes, and the reconcile goes on with the object as the server now has it.
@@ -163,22 +176,22 @@ func patchStatus(ctx context.Context, c client.Client, obj, before client.Object
 	return c.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
-// writeStatus patches the status when it changed. A conflict asks for the reconcile to run
-// again (it is the cache catching up, not a failure worth an error); a CR deleted meanwhile
-// is no error either. written says whether the status now on the server is this one.
-func writeStatus(ctx context.Context, c client.Client, obj, before client.Object, changed bool) (written, conflict bool, err error) {
+// writeStatus patches the status when it changed. A conflict is a *staleError, which runs the
+// reconcile again through the rate limiter; a CR deleted meanwhile is no error. written says
+// whether the status now on the server is this one.
+func writeStatus(ctx context.Context, c client.Client, obj, before client.Object, changed bool) (written bool, err error) {
 	if !changed {
-		return true, false, nil
+		return true, nil
 	}
 	switch err := patchStatus(ctx, c, obj, before); {
 	case err == nil:
-		return true, false, nil
+		return true, nil
 	case apierrors.IsConflict(err):
-		return false, true, nil
+		return false, &staleError{what: "the status of " + obj.GetName(), err: err}
 	case apierrors.IsNotFound(err):
-		return false, false, nil
+		return false, nil
 	default:
-		return false, false, fmt.Errorf("patching the status: %w", err)
+		return false, fmt.Errorf("patching the status: %w", err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,9 +69,9 @@ type provisioningScope struct {
 	requeue bool
 	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
 	evented bool
-	// conflict: p was stale (the cache catching up); nothing is written, and the reconcile runs
-	// again.
-	conflict bool
+	// stale: p was stale (the cache catching up); nothing more is written, and the reconcile
+	// runs again through the rate limiter.
+	stale error
 }
 
 // Reconcile brings one Provisioning's status up to date with its Workflow, creating the
@@ -88,15 +89,15 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	before := p.DeepCopy()
 	s := &provisioningScope{p: p, before: before, run: runOf(&p.ObjectMeta, compile.WorkflowScopeAll)}
 	defer func() {
-		if s.conflict {
-			res, retErr = ctrl.Result{RequeueAfter: requeueSoon}, nil
+		if s.stale != nil {
+			res, retErr = ctrl.Result{}, s.stale
 			return
 		}
 		setConditions(&p.Status.Conditions, p.Generation, s.summary)
-		written, conflict, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
+		written, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
 		retErr = errors.Join(retErr, err)
-		if conflict || (written && s.requeue) {
-			res = ctrl.Result{RequeueAfter: requeueSoon}
+		if retErr == nil && written && s.requeue {
+			res = ctrl.Result{RequeueAfter: readBackAfter}
 		}
 		if written {
 			r.emit(p, before, s)
@@ -142,12 +143,12 @@ func (r *ProvisioningReconciler) recordSucceeded(ctx context.Context, s *provisi
 	if err != nil {
 		// Nothing to plan against: the next run is planned against the older record, which
 		// kubespray's idempotent playbooks tolerate; the event says why.
-		r.Recorder.Eventf(s.p, corev1.EventTypeWarning, bpav1.ReasonWorkflowSucceeded, "Workflow %s cannot be recorded: %v", wf.Name, err)
+		r.Recorder.Eventf(s.p, corev1.EventTypeWarning, bpav1.EventRecordFailed, "Workflow %s succeeded but cannot be recorded: %v", wf.Name, err)
 		return false, nil
 	}
 	if len(outcome.Leaving) > 0 {
 		if err := r.releaseLeaving(ctx, s, wf, outcome.Leaving); err != nil {
-			s.summary = summary{reconciling, bpav1.ReasonWorkflowSucceeded, "cannot release the claims of removed hosts yet; retrying"}
+			s.summary = summary{reconciling, bpav1.ReasonReleaseFailed, "cannot release the claims of removed hosts yet; retrying"}
 			return true, err
 		}
 	}
@@ -189,8 +190,7 @@ func (r *ProvisioningReconciler) releaseLeaving(ctx context.Context, s *provisio
 	}
 	released, err := releaseClaims(ctx, r.APIReader, r.Client, s.p, func(name string) bool { return release[name] })
 	for _, name := range released {
-		log := ctrl.LoggerFrom(ctx)
-		log.Info("Released BareMetalHost", "bareMetalHost", name, "workflow", wf.Name)
+		ctrl.LoggerFrom(ctx).Info("Released BareMetalHost", "bareMetalHost", name, "workflow", klog.KObj(wf))
 		r.Recorder.Eventf(s.p, corev1.EventTypeNormal, bpav1.EventHostReleased, "Released BareMetalHost %s", name)
 	}
 	return err
@@ -268,8 +268,8 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		s.summary, err = createFailed(&p.Status.WorkflowStatus, p.Generation, wf, err)
 		return true, err
 	}
-	ctrl.LoggerFrom(ctx).Info("Created Workflow", "workflow", wf.Name, "kubespray", plan.String(), "created", created)
 	if created {
+		ctrl.LoggerFrom(ctx).Info("Created Workflow", "workflow", klog.KObj(wf), "run", s.run, "kubespray", plan.String())
 		workflowsCreated.WithLabelValues(bpav1.WorkflowKindProvisioning).Inc()
 		r.Recorder.Eventf(p, corev1.EventTypeNormal, bpav1.ReasonWorkflowCreated,
 			"Created Workflow %s: kubespray %s", wf.Name, plan)
@@ -289,7 +289,7 @@ func (r *ProvisioningReconciler) recordStart(ctx context.Context, s *provisionin
 	p.Status.StartedRun = &bpav1.RunStart{Run: s.run, Generation: p.Generation, WorkflowName: wf.Name}
 	switch err := patchStatus(ctx, r.Client, p, s.before); {
 	case apierrors.IsConflict(err):
-		s.conflict = true
+		s.stale = &staleError{what: "the status of " + p.Name, err: err}
 		return true, nil
 	case err != nil:
 		p.Status.StartedRun = s.before.Status.StartedRun
@@ -352,7 +352,7 @@ func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioning
 	wg.Wait()
 	switch {
 	case apierrors.IsConflict(finalizerErr):
-		s.conflict = true
+		s.stale = &staleError{what: p.Name, err: finalizerErr}
 		return true, nil
 	case finalizerErr != nil:
 		s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot add finalizer " + bpav1.HostsFinalizer + " yet; retrying"}

@@ -9,6 +9,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -74,7 +75,7 @@ func (r *ProvisioningReconciler) stopWorkflows(ctx context.Context, p *bpav1.Pro
 		if err := r.Patch(ctx, wf, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
 			return running, fmt.Errorf("stopping Workflow %s: %w", wf.Name, err)
 		}
-		ctrl.LoggerFrom(ctx).Info("Stopping Workflow of a deleted Provisioning", "workflow", wf.Name)
+		ctrl.LoggerFrom(ctx).Info("Stopping Workflow of a deleted Provisioning", "workflow", klog.KObj(wf))
 		r.Recorder.Eventf(p, corev1.EventTypeNormal, bpav1.ReasonStoppingWorkflows,
 			"Stopping Workflow %s (argo stop): the BareMetalHosts are released once it has stopped", wf.Name)
 	}
@@ -94,6 +95,6 @@ func (r *ProvisioningReconciler) sayStopping(ctx context.Context, p *bpav1.Provi
 		msg = "being deleted: cannot stop its Workflows yet; retrying"
 	}
 	setConditions(&p.Status.Conditions, p.Generation, summary{reconciling, bpav1.ReasonStoppingWorkflows, msg})
-	_, _, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
+	_, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
 	return err
 }

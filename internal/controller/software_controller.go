@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,7 +43,14 @@ type SoftwareReconciler struct {
 	// RegistryPollInterval is how often a Software with binaries looks for new uploads; 0:
 	// DefaultRegistryPollInterval.
 	RegistryPollInterval time.Duration
+	// RegistryTimeout bounds the site registry's answers in one reconcile: a registry that
+	// stalls must not hold a worker. 0: DefaultRegistryTimeout.
+	RegistryTimeout time.Duration
 }
+
+// DefaultRegistryTimeout is how long a reconcile waits for the site registry to resolve a
+// Software's binaries: a few round trips on a site's network.
+const DefaultRegistryTimeout = 10 * time.Second
 
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=softwares,verbs=get;list;watch
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=softwares/status,verbs=get;patch;update
@@ -74,10 +82,10 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	s := &softwareScope{sw: sw}
 	defer func() {
 		setConditions(&sw.Status.Conditions, sw.Generation, s.summary)
-		written, conflict, err := writeStatus(ctx, r.Client, sw, before, !equality.Semantic.DeepEqual(before.Status, sw.Status))
+		written, err := writeStatus(ctx, r.Client, sw, before, !equality.Semantic.DeepEqual(before.Status, sw.Status))
 		retErr = errors.Join(retErr, err)
-		if conflict {
-			res = ctrl.Result{RequeueAfter: requeueSoon}
+		if retErr != nil {
+			res = ctrl.Result{} // the error's backoff decides when it runs again
 		}
 		if !written {
 			return
@@ -213,8 +221,15 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 		if s.requeueAfter <= 0 {
 			s.requeueAfter = DefaultRegistryPollInterval
 		}
+		timeout := r.RegistryTimeout
+		if timeout <= 0 {
+			timeout = DefaultRegistryTimeout
+		}
+		resolveCtx, cancel := context.WithTimeout(ctx, timeout)
 		var err error
-		if binaries, err = resolveBinaries(ctx, r.Registry, &sw.Spec); err != nil {
+		binaries, err = resolveBinaries(resolveCtx, r.Registry, &sw.Spec)
+		cancel()
+		if err != nil {
 			s.summary = summary{reconciling, bpav1.ReasonBinariesUnresolved, fmt.Sprintf(
 				"cannot resolve the binaries in the site registry: %v; retrying every %s", err, s.requeueAfter)}
 			return true, nil
@@ -278,6 +293,7 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 		return true, err
 	}
 	if created {
+		ctrl.LoggerFrom(ctx).Info("Created Workflow", "workflow", klog.KObj(wf), "run", opts.Run, "nodes", need)
 		workflowsCreated.WithLabelValues(bpav1.WorkflowKindSoftware).Inc()
 		r.Recorder.Eventf(sw, corev1.EventTypeNormal, bpav1.ReasonWorkflowCreated, "Created Workflow %s for nodes %v", wf.Name, need)
 		s.evented = true

@@ -59,6 +59,9 @@ type Options struct {
 	// RegistryPollInterval is how often a Software with binaries looks for new uploads; 0:
 	// controller.DefaultRegistryPollInterval.
 	RegistryPollInterval time.Duration
+	// RegistryTimeout bounds the site registry's answers in a reconcile; 0:
+	// controller.DefaultRegistryTimeout.
+	RegistryTimeout time.Duration
 }
 
 // DefaultArgoPollInterval is how often a controller started without Argo Workflows asks
@@ -138,6 +141,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Registry: opts.Registry,
 
 		RegistryPollInterval:    opts.RegistryPollInterval,
+		RegistryTimeout:         opts.RegistryTimeout,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Software controller: %w", err)
