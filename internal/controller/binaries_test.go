@@ -33,6 +33,20 @@ func installArgs(wf *wfv1.Workflow) string {
 	return ""
 }
 
+// xyzWithBinary makes cluster-xyz Ready in ns, then creates its Software asking the masters for
+// binary tool.
+func xyzWithBinary(t *testing.T, ns string) *bpav1.Software {
+	t.Helper()
+	p := loadProvisioning(t, "provisioning-cluster-xyz-resources.yaml", ns)
+	create(t, p)
+	provisioned(t, waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1), xyzHosts)
+	waitReady(t, p, 1)
+	sw := loadSoftware(t, ns)
+	sw.Spec.MasterBinaries = []bpav1.BinaryPackage{{Name: "tool"}}
+	create(t, sw)
+	return sw
+}
+
 func uploadBinary(t *testing.T, c *siteregistry.Client, name, version string) string {
 	t.Helper()
 	data := make([]byte, 4096)
@@ -83,14 +97,7 @@ func TestNewUploadRunsOnlyTheStaleNodes(t *testing.T) {
 		o.Compile.SiteRegistry = reg.Addr
 	})
 
-	p := loadProvisioning(t, "provisioning-cluster-xyz-resources.yaml", ns)
-	create(t, p)
-	provisioned(t, waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1), xyzHosts)
-	waitReady(t, p, 1)
-
-	sw := loadSoftware(t, ns)
-	sw.Spec.MasterBinaries = []bpav1.BinaryPackage{{Name: "tool"}}
-	create(t, sw)
+	sw := xyzWithBinary(t, ns)
 	eventually(t, "BinariesUnresolved while nothing is uploaded", func() error {
 		cur := getSoftware(t, sw)
 		if err := expectConditions(cur.Status.Conditions, 1, "False/BinariesUnresolved", "True/BinariesUnresolved", "absent"); err != nil {
@@ -193,14 +200,7 @@ func TestAStalledRegistryHoldsNoWorker(t *testing.T) {
 		o.MaxConcurrentReconciles = 1 // one worker: held, nothing else would run
 		o.Compile.SiteRegistry = l.Addr().String()
 	})
-	p := loadProvisioning(t, "provisioning-cluster-xyz-resources.yaml", ns)
-	create(t, p)
-	provisioned(t, waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1), xyzHosts)
-	waitReady(t, p, 1)
-
-	sw := loadSoftware(t, ns)
-	sw.Spec.MasterBinaries = []bpav1.BinaryPackage{{Name: "tool"}}
-	create(t, sw)
+	sw := xyzWithBinary(t, ns)
 	eventually(t, "BinariesUnresolved once the registry's deadline passes", func() error {
 		cur := getSoftware(t, sw)
 		if len(cur.Status.Conditions) == 0 || !strings.Contains(cur.Status.Conditions[0].Message, "context deadline exceeded") {

@@ -317,8 +317,8 @@ func (r *ProvisioningReconciler) startedBefore(ctx context.Context, s *provision
 		return true, err
 	}
 	return r.stall(s, bpav1.ReasonWorkflowDeleted, fmt.Errorf(
-		"Workflow %s of generation %d was started, and is gone with no recorded end (deleted while the controller was not watching): it is not run again by itself; set annotation %s to a new value to run generation %d again, or change the spec",
-		started.WorkflowName, started.Generation, bpav1.RerunAnnotation, started.Generation))
+		"the run of generation %d was started as Workflow %s, which is gone with no recorded end (deleted while the controller was not watching): it is not run again by itself; set annotation %s to a new value to run generation %d again, or change the spec",
+		started.Generation, started.WorkflowName, bpav1.RerunAnnotation, started.Generation))
 }
 
 // grant goes on to mirror the run once its step identity's grants are written; until they

@@ -153,7 +153,7 @@ func TestARunFinishedWhileTheControllerWasDown(t *testing.T) {
 	startManager(t)
 	eventually(t, "Stalled on a run gone without a recorded end", func() error {
 		cur := getProvisioning(t, p)
-		if !strings.Contains(cur.Status.Message, "Workflow "+wf.Name+" of generation 1 was started, and is gone with no recorded end") {
+		if !strings.Contains(cur.Status.Message, "the run of generation 1 was started as Workflow "+wf.Name+", which is gone with no recorded end") {
 			return fmt.Errorf("message %q", cur.Status.Message)
 		}
 		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowDeleted", "absent", "True/WorkflowDeleted")
