@@ -17,9 +17,14 @@ generate: ## Generate deepcopy from the API markers.
 manifests: ## Generate the CRDs and RBAC from the markers, and the metal3 and Argo CRDs from their modules.
 	hack/manifests.sh
 
+.PHONY: docs
+docs: ## Write docs/cli.md from the commands, and the DAG pictures of README.md and docs/architecture.md from the samples.
+	go run ./hack/docgen
+
 .PHONY: fmt
-fmt: ## gofmt every Go file.
+fmt: ## gofmt every Go file, and group imports (standard, third party, this project: gci).
 	gofmt -w $$(git ls-files '*.go')
+	$(GOLANGCI_LINT) fmt ./...
 
 .PHONY: vet
 vet: ## go vet.
@@ -41,7 +46,7 @@ lint-fix: ## golangci-lint's fixes.
 	$(GOLANGCI_LINT) run --build-tags e2e,load --fix ./...
 
 .PHONY: verify
-verify: ## Fail when the committed generated files are stale.
+verify: ## Fail when the committed generated files (manifests, deepcopy, docs) are stale; never writes the tree.
 	hack/verify-generated.sh
 
 ##@ Test

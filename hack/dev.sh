@@ -14,10 +14,16 @@ pidfile=$dev/devcluster.pid
 say() { echo "dev: $*" >&2; }
 
 alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+argo_alive() { [ -f "$dev/workflow-controller.pid" ] && kill -0 "$(cat "$dev/workflow-controller.pid")" 2>/dev/null; }
 
+# up starts what is not running: after a start that failed half-way (the control plane up, Argo
+# not), it starts the rest; a failure stops what it started, so the next `up` starts cleanly.
 up() {
   if alive; then
-    say "already up (pid $(cat "$pidfile")); KUBECONFIG=$root/$dev/kubeconfig"
+    if [ "${ARGO:-1}" = 1 ] && ! argo_alive; then
+      start_argo || { down; exit 1; }
+    fi
+    say "up (pid $(cat "$pidfile")); KUBECONFIG=$root/$dev/kubeconfig"
     return
   fi
   hack/control-plane.sh >/dev/null
@@ -37,7 +43,7 @@ up() {
   done
   [ -s "$dev/kubeconfig" ] || { say "no kubeconfig after 60 s; see $dev/devcluster.log"; down; exit 1; }
   if [ "${ARGO:-1}" = 1 ]; then
-    start_argo
+    start_argo || { down; exit 1; }
   fi
   say "up: export KUBECONFIG=$root/$dev/kubeconfig"
 }
@@ -49,8 +55,8 @@ start_argo() {
   local ns="${ARGO_NAMESPACE:-default}" kubectl=bin/k8s/kubectl
   hack/control-plane.sh argo >/dev/null
   export KUBECONFIG="$root/$dev/kubeconfig"
-  "$kubectl" apply --server-side -f config/thirdparty/argo/ >/dev/null
-  "$kubectl" wait --for condition=established --timeout=60s crd/workflows.argoproj.io crd/workflowtaskresults.argoproj.io >/dev/null
+  "$kubectl" apply --server-side -f config/thirdparty/argo/ >/dev/null || return 1
+  "$kubectl" wait --for condition=established --timeout=60s crd/workflows.argoproj.io crd/workflowtaskresults.argoproj.io >/dev/null || return 1
   "$kubectl" get namespace "$ns" >/dev/null 2>&1 || "$kubectl" create namespace "$ns" >/dev/null
   "$kubectl" apply -n "$ns" -f - >/dev/null <<EOF
 apiVersion: v1
@@ -72,10 +78,10 @@ EOF
     >"$dev/workflow-controller.log" 2>&1 </dev/null &
   echo $! >"$dev/workflow-controller.pid"
   sleep 2
-  if ! kill -0 "$(cat "$dev/workflow-controller.pid")" 2>/dev/null; then
+  if ! argo_alive; then
     say "Argo's workflow-controller did not start; its log:"
     tail -20 "$dev/workflow-controller.log" >&2
-    exit 1
+    return 1
   fi
   say "Argo's workflow-controller runs Workflows in namespace $ns (log: $dev/workflow-controller.log)"
 }

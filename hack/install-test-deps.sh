@@ -26,6 +26,9 @@ command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
 command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
+# The node's pause image is built static from Kubernetes' pause.c, as its Makefile does.
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+[ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || need+=(libc6-dev)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fails when the committed generated files (CRDs, RBAC, third-party CRDs, deepcopy) differ from
-# what the code generates now. Regenerates into a scratch directory; the tree is not touched.
+# Fails when the committed generated files (CRDs, RBAC, third-party CRDs, deepcopy, the CLI
+# reference and the DAG pictures of the docs) differ from what the code generates now.
+# Regenerates into a scratch directory; the tree is never touched, even when interrupted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=$(mktemp -d)
@@ -30,13 +31,24 @@ for d in $chart/crds $chart/files/workflows; do
   done
 done
 
-mkdir -p "$scratch/api"
-cp api/v1alpha1/*.go "$scratch/api/"
-go tool controller-gen object paths=./api/...
-if ! diff -u "$scratch/api/zz_generated.deepcopy.go" api/v1alpha1/zz_generated.deepcopy.go; then
-  cp "$scratch/api/zz_generated.deepcopy.go" api/v1alpha1/zz_generated.deepcopy.go
+# The deepcopy is generated in a copy of the module holding only api/ (a leaf: it imports
+# nothing else of ours), so the tree is never written, even when this script is interrupted.
+module="$scratch/module"
+mkdir -p "$module/api"
+cp go.mod go.sum "$module/"
+cp -r api/v1alpha1 "$module/api/"
+(cd "$module" && go tool controller-gen object paths=./api/...)
+if ! diff -u api/v1alpha1/zz_generated.deepcopy.go "$module/api/v1alpha1/zz_generated.deepcopy.go"; then
   echo "verify: api/v1alpha1/zz_generated.deepcopy.go is stale: run 'make generate' and commit the result" >&2
   stale=1
 fi
+# The documentation that comes from code: the CLI reference and the DAG pictures.
+go run ./hack/docgen -src . -dest "$scratch/docs-out"
+for f in docs/cli.md README.md docs/architecture.md; do
+  if ! diff -u "$f" "$scratch/docs-out/$f"; then
+    echo "verify: $f is stale: run 'make docs' and commit the result" >&2
+    stale=1
+  fi
+done
 [ "$stale" -eq 0 ] || exit 1
 echo "verify: generated files are up to date"

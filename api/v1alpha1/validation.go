@@ -10,8 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 
 // The Go side of the CRD's validation. The API server refuses most bad input already; these
@@ -254,13 +252,13 @@ func validateBinaries(path *field.Path, bins []BinaryPackage) field.ErrorList {
 	seen := map[string]bool{}
 	for i, b := range bins {
 		ipath := path.Index(i)
-		if artifacts.ValidateName(b.Name) != nil {
+		if ValidateArtifactName(b.Name) != nil {
 			errs = append(errs, field.Invalid(ipath.Child("name"), b.Name, "a binary's name is lowercase letters and digits separated by single . _ or -, at most 63 characters (one path element on the node)"))
 		}
-		if b.Version != "" && artifacts.ValidateVersion(b.Version) != nil {
+		if b.Version != "" && ValidateArtifactVersion(b.Version) != nil {
 			errs = append(errs, field.Invalid(ipath.Child("version"), b.Version, "a version is an OCI tag: letters, digits, _ . -, not starting with . or -, at most 128 characters"))
 		}
-		if b.Directory != "" && artifacts.ValidateDirectory(b.Directory) != nil {
+		if b.Directory != "" && ValidateDirectory(b.Directory) != nil {
 			errs = append(errs, field.Invalid(ipath.Child("directory"), b.Directory, "an absolute directory whose elements start with a letter, digit or _ (so none is . or ..) and hold only letters, digits and . _ + -"))
 		}
 		if seen[b.Name] {

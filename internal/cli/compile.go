@@ -30,8 +30,8 @@ func newCompileCommand() *cobra.Command {
 	}
 	f := &compileFlags{opts: compile.DefaultOptions(plugins)}
 	cmd := &cobra.Command{
-		Use:   "compile -f CR.yaml [-o yaml|json]",
-		Short: "Print the Argo Workflow of every Provisioning and Software in a file",
+		Use:   "compile -f CR.yaml [-o yaml|json|mermaid|dot]",
+		Short: "Print the Argo Workflow of every Provisioning and Software in a file, or a picture of its DAG",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out, err := runCompile(f)
@@ -43,7 +43,7 @@ func newCompileCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&f.file, "file", "f", "", "file of Provisioning and Software CRs (required)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json (the Workflows), mermaid or dot (a picture of each Workflow's DAG: Mermaid's flowchart, Graphviz's dot)")
 	addOptionFlags(cmd, &f.opts, &f.leaseFormat)
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
@@ -87,8 +87,10 @@ func (f podGCFlag) Set(v string) error { *f.s = wfv1.PodGCStrategy(v); return ni
 func (f podGCFlag) Type() string       { return "strategy" }
 
 func runCompile(f *compileFlags) ([]byte, error) {
-	if f.output != "yaml" && f.output != "json" {
-		return nil, fmt.Errorf("--output %q: want yaml or json", f.output)
+	switch f.output {
+	case "yaml", "json", compile.PictureMermaid, compile.PictureDot:
+	default:
+		return nil, fmt.Errorf("--output %q: want yaml, json, %s or %s", f.output, compile.PictureMermaid, compile.PictureDot)
 	}
 	if f.opts.LeaseFile != "" {
 		format, err := leases.ParseFormat(f.leaseFormat)
@@ -104,7 +106,7 @@ func runCompile(f *compileFlags) ([]byte, error) {
 	var out bytes.Buffer
 	compiled := 0
 	for _, d := range docs {
-		var wf any
+		var wf *wfv1.Workflow
 		switch cr := d.Object.(type) {
 		case *bpav1.Provisioning:
 			wf, err = compile.Provisioning(cr, f.opts)
@@ -116,8 +118,17 @@ func runCompile(f *compileFlags) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", f.file, d.Index, err)
 		}
-		if err := encode(&out, f.output, wf, compiled); err != nil {
-			return nil, err
+		switch f.output {
+		case compile.PictureMermaid, compile.PictureDot:
+			picture, err := compile.Draw(wf, f.output)
+			if err != nil {
+				return nil, err
+			}
+			out.Write(picture)
+		default:
+			if err := encode(&out, f.output, wf, compiled); err != nil {
+				return nil, err
+			}
 		}
 		compiled++
 	}

@@ -6,7 +6,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"io"
 	"os"
 	"os/signal"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 
 // NewRootCommand builds the command tree.

@@ -12,9 +12,10 @@ package artifacts
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 )
 
 // Kind is what an artifact holds.
@@ -76,13 +77,6 @@ const LayerMediaType = "application/octet-stream"
 // TitleAnnotation names the file a layer holds (the annotation oras writes and reads).
 const TitleAnnotation = "org.opencontainers.image.title"
 
-// A name becomes a repository path component (OCI distribution-spec's component grammar, less
-// the separators a shell or a path would read specially) and a folder on nodes.
-var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*$`)
-
-// A version is an OCI tag.
-var versionRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
-
 // A repository is a path of lowercase components (OCI distribution-spec's name grammar).
 var repositoryRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$`)
 
@@ -95,48 +89,18 @@ func ValidateRepository(repository string) error {
 	return nil
 }
 
-// A file name is one path element: no separator, no leading dot (so neither "." nor ".."), and
-// nothing a shell would read.
-var fileNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}$`)
-
-// ValidateName refuses a name that is not a lowercase repository component of at most 63
-// characters.
-func ValidateName(name string) error {
-	if len(name) > 63 || !nameRE.MatchString(name) {
-		return fmt.Errorf("name %q: want lowercase letters and digits, separated by single '.', '_' or '-', at most 63 characters", name)
-	}
-	return nil
-}
-
-// ValidateVersion refuses a version that is not an OCI tag.
-func ValidateVersion(version string) error {
-	if !versionRE.MatchString(version) {
-		return fmt.Errorf("version %q: want an OCI tag: letters, digits, '_', '.', '-', not starting with '.' or '-', at most 128 characters", version)
-	}
-	return nil
-}
-
-// ValidateFileName refuses a file name that could leave its folder or reach a shell.
-func ValidateFileName(name string) error {
-	if !fileNameRE.MatchString(name) {
-		return fmt.Errorf("file name %q: want one path element of letters, digits, '_', '.', '+', '-', not starting with '.', '+' or '-', at most 255 characters", name)
-	}
-	return nil
-}
-
-// ValidateDirectory refuses a directory that is not a clean absolute path of file names: none
-// of its elements is . or .., and none holds a character a shell would read.
-func ValidateDirectory(dir string) error {
-	if !path.IsAbs(dir) || path.Clean(dir) != dir || dir == "/" || len(dir) > 255 {
-		return fmt.Errorf("directory %q: want a clean absolute path of at most 255 characters", dir)
-	}
-	for _, e := range strings.Split(dir[1:], "/") {
-		if err := ValidateFileName(e); err != nil {
-			return fmt.Errorf("directory %q: %w", dir, err)
-		}
-	}
-	return nil
-}
+// The grammars of names, versions, file names and directories are the API's
+// (bpav1.ArtifactNamePattern and its kin): declared once, there.
+var (
+	// ValidateName refuses a name that is not a lowercase repository component.
+	ValidateName = bpav1.ValidateArtifactName
+	// ValidateVersion refuses a version that is not an OCI tag.
+	ValidateVersion = bpav1.ValidateArtifactVersion
+	// ValidateFileName refuses a file name that could leave its folder or reach a shell.
+	ValidateFileName = bpav1.ValidateFileName
+	// ValidateDirectory refuses a directory that is not a clean absolute path of file names.
+	ValidateDirectory = bpav1.ValidateDirectory
+)
 
 // Bounds of a path in a file set: deep enough for kubespray's download paths, short enough for
 // any file system.

@@ -3,7 +3,6 @@ package compile_test
 import (
 	"errors"
 	"fmt"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -776,5 +776,33 @@ func TestRetention(t *testing.T) {
 				t.Errorf("Argo's validator: %v", err)
 			}
 		})
+	}
+}
+
+// TestDraw: a compiled DAG drawn as Mermaid and dot, each task once in run order, each
+// dependency an arrow (golden files; -update rewrites them); an unknown format is refused.
+func TestDraw(t *testing.T) {
+	p, err := compile.Provisioning(testutil.Provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml"), options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{compile.PictureMermaid, compile.PictureDot} {
+		picture, err := compile.Draw(p, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "provisioning-cluster-efg-kud-plugins."+format, picture)
+		// Every dependency of the DAG is an arrow.
+		arrows := strings.Count(string(picture), "->")
+		want := 0
+		for _, task := range p.GetTemplateByName(p.Spec.Entrypoint).DAG.Tasks {
+			want += strings.Count(task.Depends, ".Succeeded")
+		}
+		if arrows != want {
+			t.Errorf("%s: %d arrows, want %d (one a dependency)", format, arrows, want)
+		}
+	}
+	if _, err := compile.Draw(p, "svg"); err == nil || !strings.Contains(err.Error(), `picture format "svg"`) {
+		t.Errorf("an unknown format: %v", err)
 	}
 }
