@@ -135,7 +135,7 @@ func TestBadInput(t *testing.T) {
 			[]string{"compile", "-f", write("sw2.yaml", "apiVersion: bpa.akraino.org/v1alpha1\nkind: Software\nmetadata: {name: s, labels: {cluster: c}}\nspec:\n  masterSoftware: [{jq: {version: '1'}, curl: {version: '2'}}]\n")}},
 		{"not-a-cr", `unsupported apiVersion "v1" kind "ConfigMap"`,
 			[]string{"compile", "-f", write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")}},
-		{"bad-output", `--output "xml": want yaml or json`,
+		{"bad-output", `--output "xml": want yaml, json, mermaid or dot`,
 			[]string{"compile", "-f", testutil.Fixture(t, "provisioning-cluster-abc.yaml"), "-o", "xml"}},
 		{"missing-file", `no such file or directory`,
 			[]string{"compile", "-f", filepath.Join(dir, "absent.yaml")}},

@@ -207,9 +207,9 @@ func checkCluster(ctx context.Context, c client.Reader, ref steprun.CRRef, clust
 
 func newResolveClusterHostsStep() *cobra.Command {
 	var cr crFlags
-	var cluster, only, output string
+	var only, output string
 	cmd := &cobra.Command{
-		Use:   resolveclusterhosts.Name + " --namespace NS --name N --uid U --generation G --cluster C [--only a,b] --output FILE",
+		Use:   resolveclusterhosts.Name + " --namespace NS --name N --uid U --generation G [--only a,b] --output FILE",
 		Short: "List the cluster's nodes (ConfigMap <cluster>-hosts) as the JSON the install fan-out iterates over",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -225,7 +225,6 @@ func newResolveClusterHostsStep() *cobra.Command {
 		},
 	}
 	cr.add(cmd)
-	cmd.Flags().StringVar(&cluster, "cluster", "", "the cluster the Workflow was compiled for")
 	cmd.Flags().StringVar(&only, "only", "", "comma-separated nodes to list (day 2); default: all")
 	cmd.Flags().StringVar(&output, "output", "", "where to write the nodes (JSON; default stdout)")
 	return cmd

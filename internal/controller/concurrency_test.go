@@ -152,14 +152,19 @@ func TestConcurrentReconcilesWriteOnceEach(t *testing.T) {
 		"POST serviceaccounts": identity, "POST roles": identity, "POST rolebindings": identity, "POST secrets": 1,
 	}
 	// The namespace's executor identity, which every worker finds missing from its cache at
-	// first, is created once: no create is refused as already there.
+	// first, is created once: the other workers' creates are refused as already there (409),
+	// at most one per worker and object (its account, token Secret, Role and RoleBinding), and
+	// nothing else is refused.
+	shared := map[string]bool{"POST serviceaccounts 409": true, "POST secrets 409": true, "POST roles 409": true, "POST rolebindings 409": true}
 	check := func() error {
-		got, refused := counter.snapshot()
+		got, _ := counter.snapshot()
 		if !maps.Equal(got, want) {
 			return fmt.Errorf("writes %v, want %v", got, want)
 		}
-		if refused > 0 {
-			return fmt.Errorf("%d writes refused: %v", refused, counter.refusedKeys())
+		for key, n := range counter.refusedKeys() {
+			if !shared[key] || n > 8-1 {
+				return fmt.Errorf("%d writes %q refused: %v", n, key, counter.refusedKeys())
+			}
 		}
 		return nil
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -217,9 +216,9 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		if unfinished(run) == nil {
 			return false, nil
 		}
-		// Kept while the run goes on: the grants of a Workflow created before they were all
-		// written (a failed write), or deleted since. Read from the cache: no write when in place.
-		return r.grant(s, identity.EnsureGrants(ctx, r.Client, r.APIReader, p, p.HostNamespaces()))
+		// Kept while the run goes on: a grant someone deleted is written again. Read from the
+		// cache: no write when in place.
+		return r.identify(ctx, s)
 	}
 	if rec := p.Status.LastRun; rec != nil && rec.Run == s.run {
 		s.summary = restoreRecord(&p.Status.WorkflowStatus, p.Generation, rec)
@@ -247,21 +246,19 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		return r.stall(s, bpav1.ReasonInvalidSpec, err)
 	}
 	wf.Annotations[bpav1.WorkflowRecordAnnotation] = day2.OutcomeOf(p, plan).Annotation()
-	// The grants go alongside the Workflow: its pods need only their accounts to be admitted.
-	owner := p.DeepCopy() // read by the identity while the finalizer's patch writes p
-	grants := make(chan error, 1)
-	go func() { grants <- identity.EnsureGrants(ctx, r.Client, r.APIReader, owner, owner.HostNamespaces()) }()
-	if done, err := r.prepareRun(ctx, s, owner); done || err != nil {
-		<-grants
+	// In order, before the Workflow: the finalizer (its steps claim hosts, which the finalizer
+	// releases), the step identity (its pods and their API calls need it), the run's start.
+	if done, err := r.addFinalizer(ctx, s); done || err != nil {
+		return true, err
+	}
+	if done, err := r.identify(ctx, s); done || err != nil {
 		return true, err
 	}
 	previous := p.Status.StartedRun
 	if done, err := r.recordStart(ctx, s, wf); done || err != nil {
-		<-grants
 		return true, err
 	}
 	created, err := createWorkflow(ctx, r.Client, wf)
-	grantErr := <-grants
 	if err != nil {
 		// Not started after all: the status written with the failure says so again.
 		p.Status.StartedRun = previous
@@ -278,7 +275,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	// Mirrored now, as the Workflow's own events would have it mirrored: its creation is not
 	// watched, so this status is the one write the new run costs.
 	s.workflows = append(s.workflows, *wf)
-	return r.grant(s, grantErr)
+	return false, nil
 }
 
 // recordStart records, on the CR and conditioned on the copy it was read as, that this run is
@@ -321,45 +318,27 @@ func (r *ProvisioningReconciler) startedBefore(ctx context.Context, s *provision
 		started.Generation, started.WorkflowName, bpav1.RerunAnnotation, started.Generation))
 }
 
-// grant goes on to mirror the run once its step identity's grants are written; until they
-// are, the CR says so and the reconcile is retried.
-func (r *ProvisioningReconciler) grant(s *provisioningScope, err error) (bool, error) {
-	if err != nil {
-		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' Roles and RoleBindings yet; retrying"}
+// identify writes the cluster's step identity (identity.Ensure); until it is written, the CR
+// says so and the reconcile is retried.
+func (r *ProvisioningReconciler) identify(ctx context.Context, s *provisioningScope) (bool, error) {
+	if err := identity.Ensure(ctx, r.Client, r.APIReader, s.p, s.p.HostNamespaces()); err != nil {
+		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccounts, Roles and RoleBindings yet; retrying"}
 		return true, err
 	}
 	return false, nil
 }
 
-// prepareRun adds the finalizer and writes the step pods' accounts, at once: both must be in
-// place before the first Workflow (its steps claim hosts, which the finalizer releases; a pod
-// naming a missing account is refused), and neither needs the other. A CR that never runs a
-// Workflow claims nothing and gets no finalizer. owner is a copy of s.p the accounts are
-// written from, while the finalizer's patch writes s.p.
-func (r *ProvisioningReconciler) prepareRun(ctx context.Context, s *provisioningScope, owner *bpav1.Provisioning) (bool, error) {
+// addFinalizer adds the finalizer before the first Workflow, whose steps claim hosts the
+// finalizer releases. A CR that never runs a Workflow claims nothing and gets no finalizer.
+func (r *ProvisioningReconciler) addFinalizer(ctx context.Context, s *provisioningScope) (bool, error) {
 	p := s.p
-	var finalizerErr, accountsErr error
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		finalizerErr = ensureFinalizer(ctx, r.Client, p, bpav1.HostsFinalizer)
-	}()
-	go func() {
-		defer wg.Done()
-		accountsErr = identity.EnsureAccounts(ctx, r.Client, r.APIReader, owner)
-	}()
-	wg.Wait()
-	switch {
-	case apierrors.IsConflict(finalizerErr):
-		s.stale = &staleError{what: p.Name, err: finalizerErr}
+	switch err := ensureFinalizer(ctx, r.Client, p, bpav1.HostsFinalizer); {
+	case apierrors.IsConflict(err):
+		s.stale = &staleError{what: p.Name, err: err}
 		return true, nil
-	case finalizerErr != nil:
+	case err != nil:
 		s.summary = summary{reconciling, bpav1.ReasonCreateFailed, "cannot add finalizer " + bpav1.HostsFinalizer + " yet; retrying"}
-		return true, finalizerErr
-	case accountsErr != nil:
-		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccounts yet; retrying"}
-		return true, accountsErr
+		return true, err
 	}
 	// The status patch is computed from the object the finalizer's patch returned: conditioned
 	// on its resourceVersion, and carrying no metadata (the response's managedFields, which the
@@ -401,8 +380,8 @@ func (r *ProvisioningReconciler) emit(p *bpav1.Provisioning, before *bpav1.Provi
 
 // SetupWithManager watches Provisionings and, once Argo serves them, the Workflows they own
 // (argo resubmit copies the owner reference, so resubmitted Workflows are seen too). The step
-// identities it writes are read through the cache (written only when they differ), not watched
-// for changes.
+// identities it writes are read through the cache (written only when they differ; the cache
+// holds only those, identity.CacheSelector), not watched for changes.
 func (r *ProvisioningReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	for _, obj := range identity.Cached() {
 		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {

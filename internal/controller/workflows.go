@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 )
@@ -30,14 +31,15 @@ func WorkflowCacheSelector() cache.ByObject {
 	return cache.ByObject{Label: labels.NewSelector().Add(*req)}
 }
 
-// CacheOptions are the manager's cache options: Workflows restricted to ours, and no object
-// cached with its managed fields, which the controller never reads (on a Workflow Argo has
+// CacheOptions are the manager's cache options: Workflows, ServiceAccounts, Roles and
+// RoleBindings restricted to ours, and no object cached with its managed fields, which the controller never reads (on a Workflow Argo has
 // updated, they are a large part of the object).
 func CacheOptions() cache.Options {
-	return cache.Options{
-		ByObject:         map[client.Object]cache.ByObject{&wfv1.Workflow{}: WorkflowCacheSelector()},
-		DefaultTransform: cache.TransformStripManagedFields(),
+	byObject := map[client.Object]cache.ByObject{&wfv1.Workflow{}: WorkflowCacheSelector()}
+	for _, obj := range identity.Cached() {
+		byObject[obj] = cache.ByObject{Label: identity.CacheSelector()}
 	}
+	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
 }
 
 // ownedWorkflows lists the Workflows of one CR: its labels, and its UID among the owner

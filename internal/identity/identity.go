@@ -1,6 +1,6 @@
 // Package identity gives each cluster's step pods the least identity their steps need, in the
 // CR's namespace: a ServiceAccount, a Role and its RoleBinding per cluster, written by the
-// controller with the cluster's first Workflow (the account before it). The Role reads the
+// controller, in order, before the cluster's first Workflow. The Role reads the
 // CRs, lists and claims BareMetalHosts only in the namespaces the CR may take hosts from, and
 // reads and writes only the cluster's own Secrets and ConfigMap by name (creation cannot be
 // limited by name in Kubernetes RBAC, so it is granted without names: a create reads
@@ -12,15 +12,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -68,74 +66,58 @@ func ExecutorRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{APIGroups: []string{"argoproj.io"}, Resources: []string{"workflowtaskresults"}, Verbs: []string{"create", "patch"}}}
 }
 
-// Ensure writes the whole step identity of the Provisioning's cluster at once: its accounts
-// (EnsureAccounts) and what they may do (EnsureGrants).
-func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return EnsureAccounts(ctx, c, uncached, p) })
-	g.Go(func() error { return EnsureGrants(ctx, c, uncached, p, hostNamespaces) })
-	return g.Wait()
-}
-
-// EnsureAccounts writes the ServiceAccounts the cluster's step pods run as: the cluster's,
-// steps.StepServiceAccount(cluster) in the CR's namespace and owned by it, and the namespace's
-// executor account with its long-lived token Secret. A pod naming a ServiceAccount that does
-// not exist is refused, so these must be in place before the cluster's first Workflow. It
-// writes only what differs. uncached reads what c's cache must not hold (Secrets).
-func EnsureAccounts(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning) error {
-	name := steps.StepServiceAccount(p.Labels[bpav1.ClusterLabel])
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return writeAccount(ctx, c, p.Namespace, name, ownedBy(c, p)) })
-	g.Go(func() error { return ensureExecutorAccount(ctx, c, uncached, p.Namespace) })
-	return g.Wait()
-}
-
-// EnsureGrants writes what the accounts may do: a Role and RoleBinding named
-// steps.StepServiceAccount(cluster) in the CR's namespace, owned by it, with host rules there
-// when it takes hosts from its own namespace; a Role and RoleBinding in each other namespace
-// of hostNamespaces (labelled, removed by Release); and the executor's. It writes only what
-// differs, so a cluster whose grants are in place costs no write.
+// Ensure writes the step identity of the Provisioning's cluster, in order, before its first
+// Workflow, and only what is missing or differs (read from the manager's cache, filtered to
+// the objects this package writes): the namespace's executor account, its token Secret and its
+// Role and RoleBinding; the cluster's ServiceAccount, owned by the Provisioning; its Role and
+// RoleBinding, with host rules where it takes hosts from its own namespace; and a Role and
+// RoleBinding in each other namespace of hostNamespaces (labelled, removed by Release). A pod
+// naming a missing account is refused, and a step that calls the API before its binding exists
+// is refused too, so all of it is in place before the Workflow exists: no step waits for its
+// permissions. uncached reads what the cache must not hold (Secrets).
 //
-// A grant is needed only once a step calls the API, not to admit its pod, and each Role and
-// RoleBinding costs the API server's RBAC escalation check (which waits for its cache of
-// bindings to be current: about 100 ms on Kubernetes 1.33). The controller writes the grants
-// while it creates the Workflow, not before; a step that starts before its binding is in
-// place waits for it (steprun). uncached reads the namespace's executor grants when c's cache
-// does not hold them yet (writeShared).
-func EnsureGrants(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
+// Workers of a burst of new clusters in one namespace may all find the namespace's shared
+// executor objects missing at once: all but one create is refused as already there, which is
+// not an error (they write the same).
+func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
+	if err := ensureExecutor(ctx, c, uncached, p.Namespace); err != nil {
+		return err
+	}
 	cluster := p.Labels[bpav1.ClusterLabel]
 	name := steps.StepServiceAccount(cluster)
+	if err := writeAccount(ctx, c, p.Namespace, name, ownedBy(c, p)); err != nil {
+		return err
+	}
 	rules := StepRules(cluster)
 	if slices.Contains(hostNamespaces, p.Namespace) {
 		rules = append(rules, HostRules()...)
 	}
-	// Independent of each other, so written at once: the grants cost two round trips (a
-	// Role, then its RoleBinding), not two per namespace.
-	g, ctx := errgroup.WithContext(ctx)
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: p.Namespace}
-	g.Go(func() error { return writeRole(ctx, c, p.Namespace, name, rules, subject, ownedBy(c, p)) })
+	if err := writeRole(ctx, c, p.Namespace, name, rules, subject, ownedBy(c, p)); err != nil {
+		return err
+	}
 	for _, ns := range hostNamespaces {
 		if ns == p.Namespace {
 			continue
 		}
-		g.Go(func() error {
-			return writeRole(ctx, c, ns, remoteName(p.Namespace, cluster), HostRules(), subject, labelled(p.Namespace, cluster))
-		})
+		if err := writeRole(ctx, c, ns, remoteName(p.Namespace, cluster), HostRules(), subject, labelled(p.Namespace, cluster)); err != nil {
+			return err
+		}
 	}
-	executor := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: steps.ExecutorServiceAccount, Namespace: p.Namespace}
-	g.Go(func() error {
-		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: steps.ExecutorServiceAccount}}
-		return writeShared(ctx, c, uncached, binding, func(c client.Client) error {
-			return writeRole(ctx, c, p.Namespace, steps.ExecutorServiceAccount, ExecutorRules(), executor, nil)
-		})
-	})
-	return g.Wait()
+	return nil
 }
 
 // Cached are the kinds Ensure reads through the manager's cache: their informers are started
 // with the manager, not on the first Provisioning, which would otherwise wait for them to sync.
+// The cache holds only the objects this package writes (CacheSelector).
 func Cached() []client.Object {
 	return []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}}
+}
+
+// CacheSelector selects the objects this package writes: the manager caches no other
+// ServiceAccount, Role or RoleBinding of the cluster.
+func CacheSelector() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy})
 }
 
 // Release removes what Ensure wrote outside the CR's namespace (what it wrote inside is owned
@@ -235,90 +217,39 @@ func writeBinding(ctx context.Context, c client.Client, namespace, name string, 
 	return nil
 }
 
-// ensureExecutorAccount writes the namespace's executor account, which EnsureGrants lets only
-// report task results, and the long-lived token Secret Argo mounts into the executor of a pod
-// that mounts no token of its own (Argo finds it by name).
-func ensureExecutorAccount(ctx context.Context, c client.Client, uncached client.Reader, namespace string) error {
+// ensureExecutor writes the namespace's executor account, the long-lived token Secret Argo
+// mounts into the executor of a pod that mounts no token of its own (Argo finds it by name),
+// and the Role and RoleBinding that let it only report task results.
+func ensureExecutor(ctx context.Context, c client.Client, uncached client.Reader, namespace string) error {
 	name := steps.ExecutorServiceAccount
 	// The token Secret after its ServiceAccount: Kubernetes' token controller deletes a token
 	// Secret whose ServiceAccount does not exist.
-	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if err := writeShared(ctx, c, uncached, account, func(c client.Client) error {
-		return writeAccount(ctx, c, namespace, name, nil)
-	}); err != nil {
+	if err := writeAccount(ctx, c, namespace, name, nil); err != nil {
 		return err
 	}
-	// One worker at a time per namespace: the others then read the Secret the first created,
-	// instead of each creating it and all but one failing.
-	unlock := lock(namespace + "/Secret/" + name + ".service-account-token")
-	defer unlock()
-	// Its metadata read uncached: reading Secrets through the manager's cache would hold every
-	// Secret of the cluster in memory. A read, not a create that fails once it exists: every
-	// Workflow the namespace gets passes here.
+	// Its metadata read uncached: reading Secrets through the manager's cache would need the
+	// right to list and watch every Secret of the cluster.
 	existing := &metav1.PartialObjectMetadata{}
 	existing.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	err := uncached.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name + ".service-account-token"}, existing)
-	if err == nil {
-		return nil
-	}
-	if !apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
+		token := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: namespace, Name: name + ".service-account-token",
+				Annotations: map[string]string{corev1.ServiceAccountNameKey: name},
+				Labels:      map[string]string{ManagedByLabel: ManagedBy},
+			},
+			Type: corev1.SecretTypeServiceAccountToken,
+		}
+		if err := c.Create(ctx, token); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("writing the executor's token Secret %s/%s: %w", namespace, token.Name, err)
+		}
+	case err != nil:
 		return fmt.Errorf("reading the executor's token Secret %s/%s: %w", namespace, name+".service-account-token", err)
 	}
-	token := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: namespace, Name: name + ".service-account-token",
-			Annotations: map[string]string{corev1.ServiceAccountNameKey: name},
-			Labels:      map[string]string{ManagedByLabel: ManagedBy},
-		},
-		Type: corev1.SecretTypeServiceAccountToken,
-	}
-	if err := c.Create(ctx, token); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("writing the executor's token Secret %s/%s: %w", namespace, token.Name, err)
-	}
-	return nil
-}
-
-// writeShared writes, through write, an object all the clusters of a namespace share (their
-// executor's), which the reconciles of a burst of new clusters all find missing from the cache
-// at once. In the cache, it is written as any other: only where it differs. Not there yet, one
-// worker at a time reads it from the API server (uncached), and only the first creates it: the
-// others' creates would be refused as it exists, each after the API server's checks (for a Role
-// or RoleBinding, the escalation check's wait). obj names what to look for: the last object
-// write writes (of a Role and its RoleBinding, the RoleBinding).
-func writeShared(ctx context.Context, c client.Client, uncached client.Reader, obj client.Object, write func(client.Client) error) error {
-	err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-	if err == nil {
-		return write(c)
-	}
-	if !apierrors.IsNotFound(err) {
-		return err
-	}
-	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
-	if err != nil {
-		return err
-	}
-	unlock := lock(obj.GetNamespace() + "/" + gvk.Kind + "/" + obj.GetName())
-	defer unlock()
-	return write(readingFrom{Client: c, reader: uncached})
-}
-
-// readingFrom is a client whose reads are reader's.
-type readingFrom struct {
-	client.Client
-	reader client.Reader
-}
-
-func (c readingFrom) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.reader.Get(ctx, key, obj, opts...)
-}
-
-// locks serialize the writes of one shared object (namespace/Kind/name) in this process.
-var locks sync.Map
-
-func lock(key string) (unlock func()) {
-	mu, _ := locks.LoadOrStore(key, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	return mu.(*sync.Mutex).Unlock
+	executor := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}
+	return writeRole(ctx, c, namespace, name, ExecutorRules(), executor, nil)
 }
 
 // createOrUpdate is controllerutil.CreateOrUpdate, but an object created by someone else

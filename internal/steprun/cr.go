@@ -3,8 +3,6 @@ package steprun
 import (
 	"context"
 	"fmt"
-	"os"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,7 +45,7 @@ func get(ctx context.Context, c client.Reader, ref CRRef, obj client.Object, kin
 // from what the Workflow carries (compiled from the generation it ran), so the record the
 // controller keeps follows what really ran.
 func getIncarnation(ctx context.Context, c client.Reader, ref CRRef, obj client.Object, kind string) error {
-	if err := getGranted(ctx, c, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return fmt.Errorf("%s %s/%s no longer exists", kind, ref.Namespace, ref.Name)
 		}
@@ -62,29 +60,3 @@ func getIncarnation(ctx context.Context, c client.Reader, ref CRRef, obj client.
 	return nil
 }
 
-// GrantWait bounds how long a step waits for its ServiceAccount's RoleBinding: the controller
-// writes a cluster's grants alongside its first Workflow, so the first step can start a moment
-// before they are in place (and RBAC's authorizer follows new bindings from a cache).
-var GrantWait = 2 * time.Minute
-
-// getGranted is the step's first read of its CR: refused as Forbidden, it is tried again until
-// GrantWait has passed, saying once what it waits for.
-func getGranted(ctx context.Context, c client.Reader, key types.NamespacedName, obj client.Object) error {
-	deadline := time.Now().Add(GrantWait)
-	delay := 100 * time.Millisecond
-	for said := false; ; said = true {
-		err := c.Get(ctx, key, obj)
-		if !apierrors.IsForbidden(err) || time.Now().Add(delay).After(deadline) {
-			return err
-		}
-		if !said {
-			fmt.Fprintf(os.Stderr, "waiting up to %s for this step's ServiceAccount to be granted access: %v\n", GrantWait, err)
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 5*time.Second)
-	}
-}

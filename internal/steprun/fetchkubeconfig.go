@@ -41,11 +41,6 @@ type SSHOptions struct {
 	Timeout time.Duration
 }
 
-// DefaultSSHOptions are those of the compiled steps.
-func DefaultSSHOptions(keyFile string) SSHOptions {
-	return SSHOptions{KeyFile: keyFile, Port: 22, Timeout: 20 * time.Second}
-}
-
 // KubeconfigRun is what the Workflow says of the run fetch-kubeconfig finishes, compiled from
 // the generation it ran: the step runs after kubespray has changed the cluster, so it follows
 // the Workflow, not a spec that may have moved on since.

@@ -125,7 +125,7 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 		{"pin-host-keys", append(append([]string{"step", "pin-host-keys"}, cr...), "--cluster=cluster-abc", "--hosts="+masterOnly, "--ssh-port="+strconv.Itoa(sshd.Port)), true},
 		{"fetch-kubeconfig", append(append(append([]string{"step", "fetch-kubeconfig"}, cr...), ssh...), "--cluster=cluster-abc", "--hosts="+hostsWithMaster, "--master=master", "--admin-conf="+conf), true},
 		{"fetch-kubeconfig, missing admin.conf", append(append(append([]string{"step", "fetch-kubeconfig"}, cr...), ssh...), "--hosts="+hostsWithMaster, "--master=master", "--admin-conf="+conf+".missing"), false},
-		{"resolve-cluster-hosts", append(append([]string{"step", "resolve-cluster-hosts"}, swCR...), "--cluster=cluster-abc", "--output="+filepath.Join(dir, "nodes.json")), true},
+		{"resolve-cluster-hosts", append(append([]string{"step", "resolve-cluster-hosts"}, swCR...), "--output="+filepath.Join(dir, "nodes.json")), true},
 		{"install-software", append(install, "--output="+filepath.Join(dir, "report.json")), true},
 	}
 	// The real binary, as a pod runs it: everything the process prints (its own lines,

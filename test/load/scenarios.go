@@ -236,6 +236,62 @@ func (h *harness) applyLatency(ctx context.Context, ns string, n int, create fun
 	return out, nil
 }
 
+// knownClusterLatency takes n CRs of a namespace (their first Workflows seen) to a new
+// generation, one after the other, each once the previous one's new Workflow is seen: its
+// first Workflow is marked Succeeded, as Argo would, then its spec changed (a KUD plugin
+// added), and the time from the spec change to the new Workflow is returned. The cluster's
+// step identity is in place already: this is what a day-2 change costs.
+func (h *harness) knownClusterLatency(ctx context.Context, ns string, n int) ([]time.Duration, error) {
+	var list bpav1.ProvisioningList
+	if err := h.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	if len(list.Items) < n {
+		return nil, fmt.Errorf("%d CRs in %s, not %d", len(list.Items), ns, n)
+	}
+	w, err := h.c.Watch(ctx, &wfv1.WorkflowList{}, client.InNamespace(ns))
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	var out []time.Duration
+	for i := range n {
+		p := &list.Items[i]
+		wf := &wfv1.Workflow{}
+		if err := h.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: p.Status.WorkflowName}, wf); err != nil {
+			return nil, err
+		}
+		now := metav1.Now()
+		wf.Status.Phase, wf.Status.StartedAt, wf.Status.FinishedAt, wf.Status.Progress = wfv1.WorkflowSucceeded, now, now, "6/6"
+		if err := h.c.Update(ctx, wf); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := &bpav1.Provisioning{}
+			if err := h.c.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
+				return err
+			}
+			cur.Spec.KUDPlugins = []string{"multus"}
+			return h.c.Update(ctx, cur)
+		}); err != nil {
+			return nil, err
+		}
+		for seen := false; !seen; {
+			select {
+			case e := <-w.ResultChan():
+				if got, ok := e.Object.(*wfv1.Workflow); ok && e.Type == watch.Added && got.Labels[bpav1.WorkflowGenerationLabel] == "2" {
+					out = append(out, time.Since(start))
+					seen = true
+				}
+			case <-time.After(30 * time.Second):
+				return nil, fmt.Errorf("no Workflow of generation 2 30s after changing CR %s", p.Name)
+			}
+		}
+	}
+	return out, nil
+}
+
 // phaseChanges moves n Workflows of a namespace (those of its CRs from the from-th on, by name)
 // to Running at once, as Argo would, and returns for each the time from its change to its CR's
 // status saying Running (the CR's watch event). The change is timed by the first of two signs

@@ -16,10 +16,8 @@ const Name = "resolve-cluster-hosts"
 
 // Template lists the cluster's nodes; with only set, just those nodes.
 func Template(stepImage string, only []string) wfv1.Template {
-	args := append(steps.CRArgs(),
-		"--cluster="+steps.WorkflowParam(steps.ParamCluster),
-		"--output="+steps.OutputsDir+"/nodes.json",
-	)
+	// The cluster is the Software's own label, read with the CR: no flag names it.
+	args := append(steps.CRArgs(), "--output="+steps.OutputsDir+"/nodes.json")
 	if len(only) > 0 {
 		args = append(args, "--only="+strings.Join(only, ","))
 	}
