@@ -59,4 +59,3 @@ func getIncarnation(ctx context.Context, c client.Reader, ref CRRef, obj client.
 	}
 	return nil
 }
-
