@@ -1,6 +1,12 @@
 package v1alpha1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // Labels every BPA CR carries, as in the original specification.
 const (
@@ -30,6 +36,28 @@ const (
 	RoleMaster = "master"
 	RoleWorker = "worker"
 )
+
+// NodeRoles are the roles of one node as the status, the steps' flags and their reports write
+// them: "master", "worker", or "master,worker" for a node with both, masters first.
+type NodeRoles string
+
+// RolesOf writes roles as NodeRoles.
+func RolesOf(roles ...string) NodeRoles { return NodeRoles(strings.Join(roles, ",")) }
+
+// List is each role, in order.
+func (r NodeRoles) List() []string { return strings.Split(string(r), ",") }
+
+// Has reports whether role is among them.
+func (r NodeRoles) Has(role string) bool { return slices.Contains(r.List(), role) }
+
+// Validate refuses anything but master, worker, or master,worker.
+func (r NodeRoles) Validate() error {
+	switch r {
+	case RoleMaster, RoleWorker, RoleMaster + "," + RoleWorker:
+		return nil
+	}
+	return fmt.Errorf("role %q: want master, worker or master,worker", string(r))
+}
 
 // WorkflowPhase is the phase of the Workflow a CR's status mirrors; the values are Argo's.
 // +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Error

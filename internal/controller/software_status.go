@@ -32,7 +32,7 @@ func applySoftwareObservation(sw *bpav1.Software, o mirror.Observation) {
 		installed := map[string]string{}
 		for _, b := range r.Binaries {
 			n.Binaries = append(n.Binaries, bpav1.NodeBinary{Name: b.Name, Version: b.Version, Digest: b.Digest, Path: b.Path})
-			for _, role := range strings.Split(r.Role, ",") {
+			for _, role := range bpav1.NodeRoles(r.Role).List() {
 				installed[role+":"+b.Name] = b.Digest
 			}
 		}

@@ -193,7 +193,7 @@ type Node struct {
 // without binaries has the digest it had before binaries existed.
 func PackagesDigest(spec *bpav1.SoftwareSpec, role string, binaries map[string]string) string {
 	var pkgs []string
-	for _, r := range strings.Split(role, ",") {
+	for _, r := range bpav1.NodeRoles(role).List() {
 		list, bins := spec.WorkerSoftware, spec.WorkerBinaries
 		if r == bpav1.RoleMaster {
 			list, bins = spec.MasterSoftware, spec.MasterBinaries

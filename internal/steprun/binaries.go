@@ -64,7 +64,7 @@ func (r *remote) installBinaries(ctx context.Context, reg *siteregistry.Client, 
 // namedDigest is the file a binary of a node of role (master, worker or both) was resolved to
 // when the run was named; a node of both roles has one binary of the name, the same for both.
 func namedDigest(digests map[string]string, role, name string) string {
-	for _, r := range strings.Split(role, ",") {
+	for _, r := range bpav1.NodeRoles(role).List() {
 		if d := digests[r+":"+name]; d != "" {
 			return d
 		}

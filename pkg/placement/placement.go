@@ -30,7 +30,7 @@ type Entry struct {
 }
 
 // Role is the entry's roles as status and plan print them: master, worker or master,worker.
-func (e Entry) Role() string { return strings.Join(e.Roles, ",") }
+func (e Entry) Role() string { return string(bpav1.RolesOf(e.Roles...)) }
 
 // Placement is an entry placed on a host.
 type Placement struct {

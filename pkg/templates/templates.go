@@ -85,7 +85,7 @@ func inventoryDataFor(in InventoryInput) (*inventoryData, error) {
 			return nil, fmt.Errorf("host %q: IP %q: %v", h.Label, h.IP, err)
 		}
 		d.Hosts = append(d.Hosts, inventoryHost{Name: h.Label, IP: ip.String()})
-		roles := strings.Split(h.Role, ",")
+		roles := bpav1.NodeRoles(h.Role).List()
 		for _, role := range roles {
 			switch role {
 			case bpav1.RoleMaster:

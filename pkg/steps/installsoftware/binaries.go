@@ -2,7 +2,6 @@ package installsoftware
 
 import (
 	"fmt"
-	"strings"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
@@ -15,7 +14,7 @@ import (
 func BinariesFor(spec *bpav1.SoftwareSpec, role string) ([]bpav1.BinaryPackage, error) {
 	var out []bpav1.BinaryPackage
 	index := map[string]int{}
-	for _, r := range strings.Split(role, ",") {
+	for _, r := range bpav1.NodeRoles(role).List() {
 		var list []bpav1.BinaryPackage
 		switch r {
 		case bpav1.RoleMaster:

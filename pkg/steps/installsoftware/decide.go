@@ -32,7 +32,7 @@ var (
 func PackagesFor(spec *bpav1.SoftwareSpec, role string) ([]bpav1.SoftwarePackage, error) {
 	var out []bpav1.SoftwarePackage
 	index := map[string]int{}
-	for _, r := range strings.Split(role, ",") {
+	for _, r := range bpav1.NodeRoles(role).List() {
 		var list []bpav1.SoftwarePackage
 		switch r {
 		case bpav1.RoleMaster:
