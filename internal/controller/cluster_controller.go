@@ -60,11 +60,11 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			sw = nil
 		}
 	}
-	s := aggregateCluster(c, prov, sw)
-	setConditions(&c.Status.Conditions, c.Generation, s)
-	written, err := writeStatus(ctx, r.Client, c, before, !equality.Semantic.DeepEqual(before.Status, c.Status))
+	o := owned{summary: aggregateCluster(c, prov, sw)}
+	written, err := o.writeBack(ctx, r.Client, c, before, &c.Status.Conditions, c.Generation,
+		func() bool { return !equality.Semantic.DeepEqual(before.Status, c.Status) })
 	if written {
-		emitReadyChange(r.Recorder, c, before.Status.Conditions, c.Status.Conditions, s, false)
+		emitReadyChange(r.Recorder, c, before.Status.Conditions, c.Status.Conditions, o.summary, false)
 	}
 	return ctrl.Result{}, err
 }

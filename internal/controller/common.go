@@ -25,6 +25,36 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 )
 
+// owned is what both kinds' reconciles read and decide alike: the CR's Workflows and the
+// summary the conditions are written from.
+type owned struct {
+	workflows []wfv1.Workflow
+	summary   summary
+	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
+	evented bool
+}
+
+// requireArgo stops the reconcile while Argo's Workflows are not served, saying so.
+func (o *owned) requireArgo(a *ArgoAPI) (bool, error) { return a.missing(&o.summary), nil }
+
+// listWorkflows reads the Workflows the CR owns (of kind) from the cache.
+func (o *owned) listWorkflows(ctx context.Context, c client.Reader, kind string, cr client.Object) (bool, error) {
+	wfs, err := ownedWorkflows(ctx, c, kind, cr)
+	if err != nil {
+		o.summary = summary{reconciling, bpav1.ReasonListFailed, "cannot list Workflows; retrying"}
+	}
+	o.workflows = wfs
+	return false, err
+}
+
+// writeBack sets the conditions the reconcile's summary says and writes the status when it
+// differs from before's (changed, asked once the conditions are set). written says whether the
+// status on the server is this one: the reconcile's Events follow only a written status.
+func (o *owned) writeBack(ctx context.Context, c client.Client, obj, before client.Object, conds *[]metav1.Condition, generation int64, changed func() bool) (bool, error) {
+	setConditions(conds, generation, o.summary)
+	return writeStatus(ctx, c, obj, before, changed())
+}
+
 func observeDuration(kind string, start time.Time) {
 	reconcileDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 }

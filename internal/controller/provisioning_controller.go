@@ -56,18 +56,15 @@ type ProvisioningReconciler struct {
 
 // provisioningScope carries what one reconcile reads and decides.
 type provisioningScope struct {
+	owned
 	p *bpav1.Provisioning
 	// before is p as read, the base of the status patch.
-	before    *bpav1.Provisioning
-	workflows []wfv1.Workflow
+	before *bpav1.Provisioning
 	// run is the run this generation asks for: its uid, generation and rerun request.
-	run     string
-	summary summary
+	run string
 	// requeue asks for another reconcile once the status is written: a record that the next
 	// decision must read back from the server.
 	requeue bool
-	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
-	evented bool
 	// stale: p was stale (the cache catching up); nothing more is written, and the reconcile
 	// runs again through the rate limiter.
 	stale error
@@ -92,8 +89,8 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			res, retErr = ctrl.Result{}, s.stale
 			return
 		}
-		setConditions(&p.Status.Conditions, p.Generation, s.summary)
-		written, err := writeStatus(ctx, r.Client, p, before, !equality.Semantic.DeepEqual(before.Status, p.Status))
+		written, err := s.writeBack(ctx, r.Client, p, before, &p.Status.Conditions, p.Generation,
+			func() bool { return !equality.Semantic.DeepEqual(before.Status, p.Status) })
 		retErr = errors.Join(retErr, err)
 		if retErr == nil && written && s.requeue {
 			res = ctrl.Result{RequeueAfter: readBackAfter}
@@ -115,16 +112,11 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 }
 
 func (r *ProvisioningReconciler) requireArgo(_ context.Context, s *provisioningScope) (bool, error) {
-	return r.Argo.missing(&s.summary), nil
+	return s.requireArgo(r.Argo)
 }
 
 func (r *ProvisioningReconciler) listWorkflows(ctx context.Context, s *provisioningScope) (bool, error) {
-	wfs, err := ownedWorkflows(ctx, r.Client, bpav1.WorkflowKindProvisioning, s.p)
-	if err != nil {
-		s.summary = summary{reconciling, bpav1.ReasonListFailed, "cannot list Workflows; retrying"}
-	}
-	s.workflows = wfs
-	return false, err
+	return s.listWorkflows(ctx, r.Client, bpav1.WorkflowKindProvisioning, s.p)
 }
 
 // recordSucceeded records the newest succeeded run not recorded yet, of this generation or an

@@ -57,12 +57,9 @@ const DefaultRegistryTimeout = 10 * time.Second
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings,verbs=get;list;watch
 
 type softwareScope struct {
-	sw        *bpav1.Software
-	workflows []wfv1.Workflow
-	cluster   *bpav1.Provisioning
-	summary   summary
-	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
-	evented bool
+	owned
+	sw      *bpav1.Software
+	cluster *bpav1.Provisioning
 	// requeueAfter: look again then (a Software with binaries follows the site registry).
 	requeueAfter time.Duration
 }
@@ -81,8 +78,8 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	before := sw.DeepCopy()
 	s := &softwareScope{sw: sw}
 	defer func() {
-		setConditions(&sw.Status.Conditions, sw.Generation, s.summary)
-		written, err := writeStatus(ctx, r.Client, sw, before, !equality.Semantic.DeepEqual(before.Status, sw.Status))
+		written, err := s.writeBack(ctx, r.Client, sw, before, &sw.Status.Conditions, sw.Generation,
+			func() bool { return !equality.Semantic.DeepEqual(before.Status, sw.Status) })
 		retErr = errors.Join(retErr, err)
 		if retErr != nil {
 			res = ctrl.Result{} // the error's backoff decides when it runs again
@@ -108,16 +105,11 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 }
 
 func (r *SoftwareReconciler) requireArgo(_ context.Context, s *softwareScope) (bool, error) {
-	return r.Argo.missing(&s.summary), nil
+	return s.requireArgo(r.Argo)
 }
 
 func (r *SoftwareReconciler) listWorkflows(ctx context.Context, s *softwareScope) (bool, error) {
-	wfs, err := ownedWorkflows(ctx, r.Client, bpav1.WorkflowKindSoftware, s.sw)
-	if err != nil {
-		s.summary = summary{reconciling, bpav1.ReasonListFailed, "cannot list Workflows; retrying"}
-	}
-	s.workflows = wfs
-	return false, err
+	return s.listWorkflows(ctx, r.Client, bpav1.WorkflowKindSoftware, s.sw)
 }
 
 // followUnfinished mirrors a running Workflow of this generation, or waits for one of an
