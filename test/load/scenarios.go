@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -621,14 +622,16 @@ func (h *harness) check(ctx context.Context, ns string, phase bpav1.WorkflowPhas
 	if err := h.c.List(ctx, &wfs, client.InNamespace(ns)); err != nil {
 		return 0, 0, err
 	}
+	// One Workflow a CR generation: a CR taken to a new generation (knownClusterLatency) has
+	// one of each.
 	owned := map[string]int{}
 	for _, wf := range wfs.Items {
 		if ref := metav1.GetControllerOf(&wf); ref != nil {
-			owned[string(ref.UID)]++
+			owned[string(ref.UID)+"/"+wf.Labels[bpav1.WorkflowGenerationLabel]]++
 		}
 	}
 	for _, p := range crs.Items {
-		n := owned[string(p.UID)]
+		n := owned[string(p.UID)+"/"+strconv.FormatInt(p.Generation, 10)]
 		if n > 1 {
 			duplicates += n - 1
 		}
