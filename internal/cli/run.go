@@ -82,6 +82,7 @@ func newRunCommand() *cobra.Command {
 	fl.DurationVar(&opts.ArgoPollInterval, "argo-poll-interval", manager.DefaultArgoPollInterval, "how often to ask whether Argo Workflows is installed, while it is not")
 	fl.StringVar(&registryCA, "site-registry-ca-file", "", "PEM CA the site registry's certificate chains to (default: the system's); its account from $"+envUsername+" and $"+envPassword)
 	fl.DurationVar(&opts.RegistryPollInterval, "site-registry-poll-interval", controller.DefaultRegistryPollInterval, "how often a Software with binaries looks for new uploads in the site registry")
+	fl.DurationVar(&opts.RegistryTimeout, "site-registry-timeout", controller.DefaultRegistryTimeout, "how long a reconcile waits for the site registry to resolve a Software's binaries, so that a registry that stalls holds no worker")
 	addOptionFlagsTo(fl, &opts.Compile, &leaseFormat)
 	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
 	zapOpts.BindFlags(logFlags)
