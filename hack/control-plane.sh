@@ -19,9 +19,8 @@
 set -euo pipefail
 
 ETCD_VERSION="${ETCD_VERSION:-v3.5.21}"
-KUBE_VERSION="${KUBE_VERSION:-v1.33.13}"
-# The same Argo version as the imported types (go.mod).
-ARGO_VERSION="${ARGO_VERSION:-v3.7.18}"
+# KUBE_VERSION and ARGO_VERSION: the product's own, from its go.mod.
+source "$(dirname "$0")/versions.sh"
 HELM_VERSION="${HELM_VERSION:-v3.18.6}"
 DISTRIBUTION_VERSION="${DISTRIBUTION_VERSION:-v3.0.0}"
 

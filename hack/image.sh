@@ -9,7 +9,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$root/bin/images}"
 version="${VERSION:-v0.1.0}"
-kube_version="${KUBE_VERSION:-v1.33.13}"
+source "$root/hack/versions.sh" # KUBE_VERSION, ARGO_VERSION
+kube_version="$KUBE_VERSION"
 distribution_version="${DISTRIBUTION_VERSION:-v3.0.0}"
 cd "$root"
 hack/control-plane.sh >/dev/null

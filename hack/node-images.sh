@@ -15,7 +15,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$root/bin/node-images.tar}"
-KUBE_VERSION="${KUBE_VERSION:-v1.33.13}"
+source "$root/hack/versions.sh" # KUBE_VERSION, ARGO_VERSION
 PAUSE_VERSION="${PAUSE_VERSION:-3.10.1}"
 SUITE="${KUBESPRAY_STANDIN_SUITE:-bookworm}"
 PACKAGES="ansible-core,openssh-client"
@@ -53,5 +53,6 @@ fi
 hack/image.sh >/dev/null
 mkdir -p "$(dirname "$out")"
 go run ./hack/image node -o "$out" --layout bin/images --pause "$pause_cache/pause" \
-  --argoexec "$bin/argoexec" --kubespray-rootfs "$rootfs" --kubespray-playbooks test/e2e/kubespray >&2
+  --argoexec "$bin/argoexec" --argoexec-ref "argoexec:$ARGO_VERSION" \
+  --kubespray-rootfs "$rootfs" --kubespray-playbooks test/e2e/kubespray >&2
 say "built in $((SECONDS - start)) s"

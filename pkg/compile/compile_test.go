@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -804,5 +806,22 @@ func TestDraw(t *testing.T) {
 	}
 	if _, err := compile.Draw(p, "svg"); err == nil || !strings.Contains(err.Error(), `picture format "svg"`) {
 		t.Errorf("an unknown format: %v", err)
+	}
+}
+
+// TestDefaultsFollowGoMod: the default kubectl image is the Kubernetes version the product is
+// built against (go.mod's k8s.io/api v0.X.Y is v1.X.Y), which hack/versions.sh derives for the
+// control plane and the images: one version, stated once.
+func TestDefaultsFollowGoMod(t *testing.T) {
+	raw, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*k8s\.io/api v0\.(\d+\.\d+)$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("go.mod requires no k8s.io/api")
+	}
+	if want := "bpa-kubectl:v1." + string(m[1]); compile.DefaultKubectlImage != want {
+		t.Errorf("DefaultKubectlImage = %s; go.mod's Kubernetes makes it %s", compile.DefaultKubectlImage, want)
 	}
 }
