@@ -265,7 +265,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		s.evented = true
 	}
 	// Mirrored now, as the Workflow's own events would have it mirrored: its creation is not
-	// watched, so this status is the one write the new run costs.
+	// watched, so this status is the run's second status write (the first recorded its start).
 	s.workflows = append(s.workflows, *wf)
 	return false, nil
 }
