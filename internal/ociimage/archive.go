@@ -6,15 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -87,26 +84,10 @@ func BuildRootFS(spec RootFS) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", spec.Ref, err)
 	}
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err = mutate.Append(img,
-		mutate.Addendum{Layer: base, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "ociimage: root filesystem"}},
-		mutate.Addendum{Layer: top, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "ociimage: " + spec.Ref}},
-	)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.Created = v1.Time{Time: epoch}
-	cfg.OS = "linux"
-	cfg.Architecture = runtime.GOARCH
-	cfg.Config = spec.Config
-	cfg.Config.Labels = spec.Labels
-	return mutate.ConfigFile(img, cfg)
+	return assemble(spec.Ref, base, "root filesystem", top, func(c *v1.Config) {
+		*c = spec.Config
+		c.Labels = spec.Labels
+	})
 }
 
 // WriteArchive writes images, keyed by their short references, as one OCI image layout in a

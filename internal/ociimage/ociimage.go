@@ -98,11 +98,28 @@ func Build(spec Spec, base []File) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", spec.Ref, err)
 	}
+	return assemble(spec.Ref, baseLayer, "base (passwd, group, CA certificates)", appLayer, func(c *v1.Config) {
+		c.Entrypoint = spec.Entrypoint
+		c.User = fmt.Sprintf("%d:%d", User, User)
+		c.WorkingDir = "/home/nonroot"
+		c.Env = []string{
+			"PATH=/usr/local/bin:/usr/bin:/bin",
+			"HOME=/home/nonroot",
+			"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+		}
+		c.Labels = spec.Labels
+	})
+}
+
+// assemble is every image of this package: an OCI image for linux on the build machine's
+// architecture, of a base layer and the image's own on top, dated the epoch (so the same
+// layers give the same digest), its config as configure leaves it.
+func assemble(ref string, base v1.Layer, baseWhat string, top v1.Layer, configure func(*v1.Config)) (v1.Image, error) {
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err = mutate.Append(img,
-		mutate.Addendum{Layer: baseLayer, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "ociimage: base (passwd, group, CA certificates)"}},
-		mutate.Addendum{Layer: appLayer, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "ociimage: " + spec.Ref}},
+	img, err := mutate.Append(img,
+		mutate.Addendum{Layer: base, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "ociimage: " + baseWhat}},
+		mutate.Addendum{Layer: top, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "ociimage: " + ref}},
 	)
 	if err != nil {
 		return nil, err
@@ -115,15 +132,7 @@ func Build(spec Spec, base []File) (v1.Image, error) {
 	cfg.Created = v1.Time{Time: epoch}
 	cfg.OS = "linux"
 	cfg.Architecture = runtime.GOARCH
-	cfg.Config.Entrypoint = spec.Entrypoint
-	cfg.Config.User = fmt.Sprintf("%d:%d", User, User)
-	cfg.Config.WorkingDir = "/home/nonroot"
-	cfg.Config.Env = []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin",
-		"HOME=/home/nonroot",
-		"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
-	}
-	cfg.Config.Labels = spec.Labels
+	configure(&cfg.Config)
 	return mutate.ConfigFile(img, cfg)
 }
 
