@@ -209,8 +209,8 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 			return false, nil
 		}
 		// Kept while the run goes on: a grant someone deleted is written again. Read from the
-		// cache: no write when in place.
-		return r.identify(ctx, s)
+		// cache: no request when in place.
+		return r.identify(s, identity.Keep(ctx, r.Client, p, p.HostNamespaces()))
 	}
 	if rec := p.Status.LastRun; rec != nil && rec.Run == s.run {
 		s.summary = restoreRecord(&p.Status.WorkflowStatus, p.Generation, rec)
@@ -243,7 +243,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 	if done, err := r.addFinalizer(ctx, s); done || err != nil {
 		return true, err
 	}
-	if done, err := r.identify(ctx, s); done || err != nil {
+	if done, err := r.identify(s, identity.Ensure(ctx, r.Client, r.APIReader, p, p.HostNamespaces())); done || err != nil {
 		return true, err
 	}
 	previous := p.Status.StartedRun
@@ -310,10 +310,10 @@ func (r *ProvisioningReconciler) startedBefore(ctx context.Context, s *provision
 		started.Generation, started.WorkflowName, bpav1.RerunAnnotation, started.Generation))
 }
 
-// identify writes the cluster's step identity (identity.Ensure); until it is written, the CR
-// says so and the reconcile is retried.
-func (r *ProvisioningReconciler) identify(ctx context.Context, s *provisioningScope) (bool, error) {
-	if err := identity.Ensure(ctx, r.Client, r.APIReader, s.p, s.p.HostNamespaces()); err != nil {
+// identify goes on once the cluster's step identity is written (err, from identity.Ensure or
+// Keep); until it is, the CR says so and the reconcile is retried.
+func (r *ProvisioningReconciler) identify(s *provisioningScope, err error) (bool, error) {
+	if err != nil {
 		s.summary = summary{reconciling, bpav1.ReasonIdentityFailed, "cannot write the step pods' ServiceAccounts, Roles and RoleBindings yet; retrying"}
 		return true, err
 	}

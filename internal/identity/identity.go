@@ -80,6 +80,18 @@ func ExecutorRules() []rbacv1.PolicyRule {
 // executor objects missing at once: all but one create is refused as already there, which is
 // not an error (they write the same).
 func Ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
+	return ensure(ctx, c, uncached, p, hostNamespaces)
+}
+
+// Keep writes again, while a run goes on, what of the identity someone changed or deleted: all
+// that Ensure writes but the executor's token Secret, whose check is a read from the API server
+// (Secrets are not cached) that every reconcile of a running Provisioning would pay.
+func Keep(ctx context.Context, c client.Client, p *bpav1.Provisioning, hostNamespaces []string) error {
+	return ensure(ctx, c, nil, p, hostNamespaces)
+}
+
+// ensure is Ensure, without the token Secret when uncached is nil.
+func ensure(ctx context.Context, c client.Client, uncached client.Reader, p *bpav1.Provisioning, hostNamespaces []string) error {
 	if err := ensureExecutor(ctx, c, uncached, p.Namespace); err != nil {
 		return err
 	}
@@ -218,14 +230,19 @@ func writeBinding(ctx context.Context, c client.Client, namespace, name string, 
 }
 
 // ensureExecutor writes the namespace's executor account, the long-lived token Secret Argo
-// mounts into the executor of a pod that mounts no token of its own (Argo finds it by name),
-// and the Role and RoleBinding that let it only report task results.
+// mounts into the executor of a pod that mounts no token of its own (Argo finds it by name;
+// left alone when uncached is nil), and the Role and RoleBinding that let it only report task
+// results.
 func ensureExecutor(ctx context.Context, c client.Client, uncached client.Reader, namespace string) error {
 	name := steps.ExecutorServiceAccount
 	// The token Secret after its ServiceAccount: Kubernetes' token controller deletes a token
 	// Secret whose ServiceAccount does not exist.
 	if err := writeAccount(ctx, c, namespace, name, nil); err != nil {
 		return err
+	}
+	executor := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}
+	if uncached == nil {
+		return writeRole(ctx, c, namespace, name, ExecutorRules(), executor, nil)
 	}
 	// Its metadata read uncached: reading Secrets through the manager's cache would need the
 	// right to list and watch every Secret of the cluster.
@@ -248,7 +265,6 @@ func ensureExecutor(ctx context.Context, c client.Client, uncached client.Reader
 	case err != nil:
 		return fmt.Errorf("reading the executor's token Secret %s/%s: %w", namespace, name+".service-account-token", err)
 	}
-	executor := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}
 	return writeRole(ctx, c, namespace, name, ExecutorRules(), executor, nil)
 }
 

@@ -137,6 +137,8 @@ func (s *secretKeyStore) update(ctx context.Context, change func(sec *corev1.Sec
 			}
 		}
 		switch {
+		case create && len(sec.Data) == 0: // nothing to keep (an unpin with no pins)
+			return nil
 		case create:
 			if err := s.c.Create(ctx, sec); apierrors.IsAlreadyExists(err) {
 				return apierrors.NewConflict(corev1.Resource("secrets"), s.name, err)
@@ -179,10 +181,6 @@ func (s *secretKeyStore) pinAll(ctx context.Context, pins map[string]pin) error 
 // unpin forgets the keys of addresses whose nodes have left the cluster: the address may be
 // handed to another host, whose key is its own.
 func (s *secretKeyStore) unpin(ctx context.Context, addrs []string) error {
-	sec, err := s.read(ctx)
-	if err != nil || sec == nil {
-		return err
-	}
 	return s.update(ctx, func(sec *corev1.Secret) error {
 		for _, addr := range addrs {
 			delete(sec.Data, storeKey(addr))
