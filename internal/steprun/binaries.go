@@ -51,14 +51,7 @@ func (r *remote) installBinaries(ctx context.Context, reg *siteregistry.Client, 
 		}
 		report.Binaries = append(report.Binaries, got)
 	}
-	// Retryable only when waiting can cure every failure: one that it cannot stays final.
-	if len(final) > 0 {
-		return errors.Join(append(final, waiting...)...)
-	}
-	if len(waiting) > 0 {
-		return steps.Retryable(errors.Join(waiting...))
-	}
-	return nil
+	return steps.Classified(final, waiting)
 }
 
 // namedDigest is the file a binary of a node of role (master, worker or both) was resolved to

@@ -2,7 +2,6 @@ package steprun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -135,11 +134,8 @@ func leavingNodes(ctx context.Context, c client.Reader, p *bpav1.Provisioning, c
 		}
 		out = append(out, placement.Placement{Label: label, Role: h.Role, BareMetalHost: h.BareMetalHost, MAC: h.MAC})
 	}
-	switch {
-	case len(final) > 0:
-		return nil, errors.Join(append(final, waiting...)...)
-	case len(waiting) > 0:
-		return nil, steps.Retryable(errors.Join(waiting...))
+	if err := steps.Classified(final, waiting); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

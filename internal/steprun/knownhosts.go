@@ -289,11 +289,8 @@ func PinHostKeys(ctx context.Context, c client.Client, ref CRRef, hosts []placem
 		}
 		pins[addr] = pin{key: key, host: now}
 	}
-	switch {
-	case len(final) > 0:
-		return errors.Join(append(final, waiting...)...)
-	case len(waiting) > 0:
-		return steps.Retryable(errors.Join(waiting...))
+	if err := steps.Classified(final, waiting); err != nil {
+		return err
 	}
 	if err := store.pinAll(ctx, pins); err != nil {
 		var changed *sshexec.HostKeyChangedError

@@ -218,6 +218,19 @@ func Retryable(err error) error {
 	return &RetryableError{Err: err}
 }
 
+// Classified joins the failures of a step that tried every node or binary: final when any of
+// them is (waiting cannot cure it, whatever else waiting could), else retryable; nil when there
+// are none.
+func Classified(final, waiting []error) error {
+	switch {
+	case len(final) > 0:
+		return errors.Join(append(final, waiting...)...)
+	case len(waiting) > 0:
+		return Retryable(errors.Join(waiting...))
+	}
+	return nil
+}
+
 // IsRetryable reports whether err is marked retryable.
 func IsRetryable(err error) bool {
 	var r *RetryableError
