@@ -13,10 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 )
 
 func newServeFilesCommand() *cobra.Command {
-	f := &registryFlags{}
+	f := &siteregistry.Flags{}
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "serve-files --registry HOST[/PREFIX] [--listen :8080]",
@@ -33,7 +34,7 @@ manifests) and for the nodes' container runtime in offline mode (--offline-mirro
 Every file and blob is read from the registry and checked against its digest as it is served.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, err := f.client(cmd.InOrStdin())
+			client, err := f.Client(cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
@@ -41,7 +42,7 @@ Every file and blob is read from the registry and checked against its digest as 
 			return serve(cmd.Context(), listen, &fileserver.Handler{Registry: client, Log: log}, nil, log, "serving the site registry's files")
 		},
 	}
-	f.addTo(cmd.Flags())
+	f.AddTo(cmd.Flags())
 	cmd.Flags().StringVar(&listen, "listen", ":8080", "address to serve on")
 	return cmd
 }

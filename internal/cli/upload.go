@@ -1,47 +1,22 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 
-// Environment variables that carry the site registry's settings, so scripts need not repeat
-// them and the password never appears in a process list.
-const (
-	envRegistry = "BPA_REGISTRY"
-	envUsername = "BPA_REGISTRY_USERNAME"
-	envPassword = "BPA_REGISTRY_PASSWORD" //nolint:gosec // G101: the variable's name, not a credential
-)
-
-// registryFlags reach the site registry; upload and serve-files share them.
-type registryFlags struct {
-	registry, username, caFile string
-	passwordStdin, plainHTTP   bool
-}
-
-func (f *registryFlags) addTo(fl *pflag.FlagSet) {
-	fl.StringVar(&f.registry, "registry", os.Getenv(envRegistry), "the site registry, host[:port][/prefix] ($"+envRegistry+")")
-	fl.StringVar(&f.username, "username", os.Getenv(envUsername), "registry account ($"+envUsername+"; the password from $"+envPassword+" or --password-stdin)")
-	fl.BoolVar(&f.passwordStdin, "password-stdin", false, "read the registry password from standard input")
-	fl.StringVar(&f.caFile, "ca-file", "", "PEM CA bundle the registry's certificate chains to (default: the system's)")
-	fl.BoolVar(&f.plainHTTP, "plain-http", false, "talk HTTP, not HTTPS (a registry on loopback, for development)")
-}
-
 type uploadFlags struct {
-	registryFlags
+	siteregistry.Flags
 	maxSize, chunkSize string
 	stateDir, output   string
 	replace            bool
@@ -69,7 +44,7 @@ BPA_REGISTRY_PASSWORD (or --password-stdin); a password is never a flag.`,
 		Args: cobra.NoArgs,
 	}
 	pf := cmd.PersistentFlags()
-	f.addTo(pf)
+	f.AddTo(pf)
 	pf.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 
 	file := func(kind artifacts.Kind, what string) *cobra.Command {
@@ -128,33 +103,11 @@ func defaultStateDir() string {
 	return filepath.Join(dir, "bpa-workflow-controller", "uploads")
 }
 
-// client builds the registry client from the flags and the environment.
-func (f *registryFlags) client(stdin io.Reader) (*siteregistry.Client, error) {
-	if f.registry == "" {
-		return nil, errors.New("--registry: name the site registry (or set " + envRegistry + ")")
-	}
-	password := os.Getenv(envPassword)
-	if f.passwordStdin {
-		line, err := bufio.NewReader(stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("--password-stdin: %w", err)
-		}
-		password = strings.TrimRight(line, "\r\n")
-	}
-	if f.username != "" && password == "" {
-		return nil, errors.New("--username " + f.username + ": no password (set " + envPassword + " or use --password-stdin)")
-	}
-	return siteregistry.New(siteregistry.Config{
-		Registry: f.registry, Username: f.username, Password: password,
-		CAFile: f.caFile, PlainHTTP: f.plainHTTP,
-	})
-}
-
 func (f *uploadFlags) siteClient(stdin io.Reader) (*siteregistry.Client, error) {
 	if f.output != "text" && f.output != "json" {
 		return nil, fmt.Errorf("--output %q: want text or json", f.output)
 	}
-	return f.client(stdin)
+	return f.Client(stdin)
 }
 
 func quantity(flag, s string) (int64, error) {
@@ -238,7 +191,7 @@ func runUploadFile(cmd *cobra.Command, f *uploadFlags, kind artifacts.Kind, refA
 func runUploadImages(cmd *cobra.Command, f *uploadFlags) error {
 	var in io.Reader
 	if f.from == "-" {
-		if f.passwordStdin {
+		if f.PasswordStdin {
 			return errors.New("--from - and --password-stdin both read standard input: give one of them a file")
 		}
 		in = cmd.InOrStdin()

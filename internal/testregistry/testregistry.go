@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
 // Start runs the registry until the test ends and returns its host:port.
@@ -51,7 +51,7 @@ http:
 // goes to dir.
 func Run(t testing.TB, dir, config string, env []string, scheme string, clientOpts ...func(*http.Client)) string {
 	t.Helper()
-	bin := filepath.Join(testenv.RepoRoot(), "bin", "k8s", "registry")
+	bin := filepath.Join(testutil.RepoRoot(t), "bin", "k8s", "registry")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("the registry is not built: run `make test-deps` (hack/control-plane.sh)")
 	}

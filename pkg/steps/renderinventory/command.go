@@ -1,0 +1,84 @@
+package renderinventory
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/atomicfile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
+)
+
+// Command is the step as its pod runs it, and as `plan` runs it on files.
+func Command() *cobra.Command {
+	var cr stepcmd.CRFlags
+	var crFile, hostsFile, outputDir, mirrorURL, kubesprayFiles string
+	cmd := &cobra.Command{
+		Use:   Name + " (--namespace NS --name N --uid U --generation G | --cr FILE) --hosts FILE --output-dir DIR [--offline-mirror URL --offline-kubespray-files NAME:VERSION]",
+		Short: "Render kubespray's inventory and extra variables for the addressed hosts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			placed, err := stepcmd.ReadHosts(hostsFile)
+			if err != nil {
+				return err
+			}
+			mirror, err := offlineMirror(mirrorURL, kubesprayFiles)
+			if err != nil {
+				return err
+			}
+			var inventory, extraVars []byte
+			if crFile == "" {
+				ref, c, err := cr.Connect()
+				if err != nil {
+					return err
+				}
+				if inventory, extraVars, err = Run(cmd.Context(), c, ref, placed, mirror); err != nil {
+					return err
+				}
+			} else {
+				p, err := manifest.Provisioning(crFile)
+				if err != nil {
+					return err
+				}
+				if inventory, extraVars, err = Render(p, placed, mirror); err != nil {
+					return err
+				}
+			}
+			if err := atomicfile.Write(filepath.Join(outputDir, InventoryFile), inventory); err != nil {
+				return err
+			}
+			return atomicfile.Write(filepath.Join(outputDir, ExtraVarsFile), extraVars)
+		},
+	}
+	cr.AddTo(cmd)
+	cmd.Flags().StringVar(&crFile, "cr", "", "file holding the Provisioning")
+	cmd.Flags().StringVar(&hostsFile, "hosts", "", "addressed hosts, as resolve-leases wrote them (required)")
+	cmd.Flags().StringVar(&outputDir, "output-dir", ".", "directory to write "+InventoryFile+" and "+ExtraVarsFile+" into")
+	cmd.Flags().StringVar(&mirrorURL, OfflineMirrorFlag, "", "offline mode: the site's mirror (the file server as the nodes reach it)")
+	cmd.Flags().StringVar(&kubesprayFiles, OfflineKubesprayFilesFlag, "", "offline mode: the file set serving kubespray's files_repo, NAME:VERSION")
+	_ = cmd.MarkFlagRequired("hosts")
+	return cmd
+}
+
+// offlineMirror is the mirror the offline flags name, or nil without them.
+func offlineMirror(url, kubesprayFiles string) (*offline.Mirror, error) {
+	if url == "" && kubesprayFiles == "" {
+		return nil, nil
+	}
+	if url == "" || kubesprayFiles == "" {
+		return nil, errors.New("--" + OfflineMirrorFlag + " and --" + OfflineKubesprayFilesFlag + " go together")
+	}
+	files, err := offline.ParseFileSet(kubesprayFiles)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", OfflineKubesprayFilesFlag, err)
+	}
+	m := &offline.Mirror{URL: url, KubesprayFiles: files}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("--%s: %w", OfflineMirrorFlag, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,117 @@
+package renderinventory
+
+// The inventory is rendered from an embedded sprig template parsed once with
+// missingkey=error. Every value is validated before it reaches the template: a host label that
+// could smuggle Ansible syntax is refused, not escaped.
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"net/netip"
+	"strings"
+	"text/template"
+
+	"github.com/Masterminds/sprig/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+)
+
+//go:embed *.tmpl
+var files embed.FS
+
+var parsed = template.Must(template.New("").Funcs(sprig.TxtFuncMap()).Option("missingkey=error").ParseFS(files, "*.tmpl"))
+
+// InventoryInput is what the kubespray inventory is rendered from.
+type InventoryInput struct {
+	Cluster string
+	// User is the SSH login user.
+	User string
+	// Hosts are the placed hosts, each with its IP.
+	Hosts []placement.Placement
+}
+
+type inventoryHost struct {
+	Name string
+	IP   string
+}
+
+type inventoryData struct {
+	Cluster string
+	User    string
+	Hosts   []inventoryHost
+	Masters []string
+	Etcd    []string
+	Workers []string
+}
+
+// Inventory renders kubespray's INI inventory: kube_control_plane from the masters, an
+// odd-sized etcd group drawn from them, kube_node from the workers.
+func Inventory(in InventoryInput) ([]byte, error) {
+	data, err := inventoryDataFor(in)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := parsed.ExecuteTemplate(&buf, "inventory.ini.tmpl", data); err != nil {
+		return nil, fmt.Errorf("rendering the inventory: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func inventoryDataFor(in InventoryInput) (*inventoryData, error) {
+	if msgs := validation.IsDNS1123Label(in.Cluster); len(msgs) > 0 {
+		return nil, fmt.Errorf("cluster %q: %s", in.Cluster, strings.Join(msgs, "; "))
+	}
+	if !bpav1.IsSSHUser(in.User) {
+		return nil, fmt.Errorf("ssh user %q: must be a Linux user name of at most 32 characters", in.User)
+	}
+	if len(in.Hosts) == 0 {
+		return nil, fmt.Errorf("no hosts to render")
+	}
+	d := &inventoryData{Cluster: in.Cluster, User: in.User}
+	seen := map[string]bool{}
+	for _, h := range in.Hosts {
+		if msgs := validation.IsDNS1123Label(h.Label); len(msgs) > 0 {
+			return nil, fmt.Errorf("host %q: a host name in the inventory must be a DNS-1123 label: %s", h.Label, strings.Join(msgs, "; "))
+		}
+		if seen[h.Label] {
+			return nil, fmt.Errorf("host %q: listed twice", h.Label)
+		}
+		seen[h.Label] = true
+		ip, err := netip.ParseAddr(h.IP)
+		if err != nil {
+			return nil, fmt.Errorf("host %q: IP %q: %v", h.Label, h.IP, err)
+		}
+		d.Hosts = append(d.Hosts, inventoryHost{Name: h.Label, IP: ip.String()})
+		roles := bpav1.NodeRoles(h.Role).List()
+		for _, role := range roles {
+			switch role {
+			case bpav1.RoleMaster:
+				d.Masters = append(d.Masters, h.Label)
+			case bpav1.RoleWorker:
+				d.Workers = append(d.Workers, h.Label)
+			default:
+				return nil, fmt.Errorf("host %q: unknown role %q", h.Label, role)
+			}
+		}
+	}
+	if len(d.Masters) == 0 {
+		return nil, fmt.Errorf("no master among the hosts")
+	}
+	d.Etcd = EtcdMembers(d.Masters)
+	return d, nil
+}
+
+// EtcdMembers draws an odd-sized etcd group from the masters, in their order: all of them
+// when their number is odd, all but the last when it is even (an even member adds no fault
+// tolerance and one more vote to lose).
+func EtcdMembers(masters []string) []string {
+	n := len(masters)
+	if n%2 == 0 {
+		n--
+	}
+	return append([]string(nil), masters[:n]...)
+}

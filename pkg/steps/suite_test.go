@@ -1,0 +1,18 @@
+package steps_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+)
+
+var env *testenv.Env
+
+// TestMain starts one real kube-apiserver and etcd: leak_test.go runs every step as its
+// ServiceAccount.
+func TestMain(m *testing.M) {
+	testenv.Main(m, &env)
+}
+
+func ctx() context.Context { return context.Background() }
