@@ -131,17 +131,22 @@ type ProvisioningSpec struct {
 	Offline *bool `json:"offline,omitempty"`
 }
 
-// HostStatus is a placed host.
-type HostStatus struct {
+// Node is one node of a cluster: the Provisioning entry it is, as which roles, on which
+// BareMetalHost, at which address. It is the one shape a node has everywhere: the
+// Provisioning's status.hosts, the hosts file discover-hosts and resolve-leases hand on, the
+// ConfigMap "<cluster>-hosts" fetch-kubeconfig writes, the nodes install-software fans out
+// over and the kubespray inventory's hosts.
+type Node struct {
 	// label of the CR entry.
 	Label string `json:"label"`
 	// role: master, worker, or master,worker.
-	Role string `json:"role"`
+	Role NodeRoles `json:"role"`
 	// bareMetalHost placed, as namespace/name.
 	BareMetalHost string `json:"bareMetalHost"`
-	// mac the host is addressed through.
+	// mac the host is addressed through: the entry's MAC, or the host's boot MAC when it was
+	// placed by resources alone. Lower case.
 	MAC string `json:"mac"`
-	// ip of that MAC.
+	// ip of that MAC, filled in by resolve-leases.
 	// +optional
 	IP string `json:"ip,omitempty"`
 }
@@ -154,7 +159,7 @@ type ProvisioningStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=label
-	Hosts []HostStatus `json:"hosts,omitempty"`
+	Hosts []Node `json:"hosts,omitempty"`
 
 	// kubeconfigSecretName is the Secret (key "value") holding the new cluster's kubeconfig.
 	// +optional

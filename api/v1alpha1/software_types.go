@@ -107,7 +107,7 @@ type NodeSoftwareReport struct {
 	Node string `json:"node"`
 	// role of the node: master, worker, or master,worker.
 	// +optional
-	Role string `json:"role,omitempty"`
+	Role NodeRoles `json:"role,omitempty"`
 	// generation of the Software last installed on this node without failures.
 	// +optional
 	Generation int64 `json:"generation,omitempty"`

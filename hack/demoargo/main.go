@@ -183,7 +183,7 @@ func (d *driver) drive(ctx context.Context, wf *wfv1.Workflow) error {
 	tasks := order(wf.GetTemplateByName(wf.Spec.Entrypoint).DAG.Tasks)
 	type podRun struct {
 		task  string
-		item  map[string]string
+		item  *bpav1.Node
 		nodes map[string]string
 	}
 	var runs []podRun
@@ -192,12 +192,12 @@ func (d *driver) drive(ctx context.Context, wf *wfv1.Workflow) error {
 			runs = append(runs, podRun{task: t.Name, nodes: outputs[t.Name]})
 			continue
 		}
-		var items []map[string]string
+		var items []bpav1.Node
 		if err := json.Unmarshal([]byte(outputs["resolve-cluster-hosts"][steps.NodesParam]), &items); err != nil {
 			return fmt.Errorf("the fan-out items: %w", err)
 		}
 		for _, item := range items {
-			runs = append(runs, podRun{task: t.Name, item: item, nodes: d.report(item)})
+			runs = append(runs, podRun{task: t.Name, item: &item, nodes: d.report(item)})
 		}
 	}
 	fmt.Printf("\nargo stand-in: running Workflow %s (%d pods)\n", wf.Name, len(runs))
@@ -210,8 +210,8 @@ func (d *driver) drive(ctx context.Context, wf *wfv1.Workflow) error {
 		display := r.task
 		var inputs *wfv1.Inputs
 		if r.item != nil {
-			display = fmt.Sprintf("%s(%d:%s)", r.task, i, r.item["name"])
-			inputs = &wfv1.Inputs{Parameters: []wfv1.Parameter{{Name: installsoftware.NodeParam, Value: wfv1.AnyStringPtr(r.item["name"])}}}
+			display = fmt.Sprintf("%s(%d:%s)", r.task, i, r.item.Label)
+			inputs = &wfv1.Inputs{Parameters: []wfv1.Parameter{{Name: installsoftware.NodeParam, Value: wfv1.AnyStringPtr(r.item.Label)}}}
 		}
 		n := wfv1.NodeStatus{ID: nodeID(wf.Name, display), Name: name + "(" + fmt.Sprint(i) + ")", DisplayName: display,
 			Type: wfv1.NodeTypePod, TemplateName: templateOf(wf, r.task), TemplateRef: templateRefOf(wf, r.task),
@@ -315,10 +315,10 @@ func (d *driver) outputs(ctx context.Context, wf *wfv1.Workflow) (map[string]map
 			return nil, fmt.Errorf("%d Provisionings for cluster %s", len(provs.Items), wf.Labels[bpav1.WorkflowClusterLabel])
 		}
 		only := onlyNodes(wf)
-		var nodes []map[string]string
+		var nodes []bpav1.Node
 		for _, h := range provs.Items[0].Status.Hosts {
 			if len(only) == 0 || slices.Contains(only, h.Label) {
-				nodes = append(nodes, map[string]string{"name": h.Label, "role": h.Role, "ip": h.IP})
+				nodes = append(nodes, h)
 			}
 		}
 		out["resolve-cluster-hosts"] = map[string]string{steps.NodesParam: mustJSON(nodes)}
@@ -326,7 +326,7 @@ func (d *driver) outputs(ctx context.Context, wf *wfv1.Workflow) (map[string]map
 	return out, nil
 }
 
-func (d *driver) claim(ctx context.Context, p *bpav1.Provisioning, placed []placement.Placement) error {
+func (d *driver) claim(ctx context.Context, p *bpav1.Provisioning, placed []bpav1.Node) error {
 	ref := placement.ConsumerFor(p).Ref()
 	for _, pl := range placed {
 		ns, name, _ := strings.Cut(pl.BareMetalHost, "/")
@@ -344,9 +344,9 @@ func (d *driver) claim(ctx context.Context, p *bpav1.Provisioning, placed []plac
 }
 
 // report is install-software's output for one node: every package of its role installed.
-func (d *driver) report(item map[string]string) map[string]string {
+func (d *driver) report(item bpav1.Node) map[string]string {
 	return map[string]string{steps.ReportParam: mustJSON(installsoftware.Report{
-		Node: item["name"], Role: item["role"], PackageManager: "apt", Changed: []string{"(demo: nothing really installed)"},
+		Node: item.Label, Role: item.Role, PackageManager: "apt", Changed: []string{"(demo: nothing really installed)"},
 	})}
 }
 

@@ -208,7 +208,7 @@ func TestInClusterStepsNameTheirCR(t *testing.T) {
 func TestLeaseFileBeingRewritten(t *testing.T) {
 	dir := t.TempDir()
 	hosts := filepath.Join(dir, "hosts.json")
-	if err := os.WriteFile(hosts, []byte(`[{"name":"master","role":"master","bareMetalHost":"metal3/node-1","mac":"00:c5:16:05:61:b2"}]`), 0o644); err != nil {
+	if err := os.WriteFile(hosts, []byte(`[{"label":"master","role":"master","bareMetalHost":"metal3/node-1","mac":"00:c5:16:05:61:b2"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	full, err := os.ReadFile(testutil.Fixture(t, "sample-site-dhcpd.leases"))
@@ -231,7 +231,7 @@ func TestLeaseFileBeingRewritten(t *testing.T) {
 func TestRetryableExit(t *testing.T) {
 	dir := t.TempDir()
 	hosts := filepath.Join(dir, "hosts.json")
-	if err := os.WriteFile(hosts, []byte(`[{"name":"worker-9","role":"worker","bareMetalHost":"metal3/node-9","mac":"00:00:00:00:00:99"}]`), 0o644); err != nil {
+	if err := os.WriteFile(hosts, []byte(`[{"label":"worker-9","role":"worker","bareMetalHost":"metal3/node-9","mac":"00:00:00:00:00:99"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	saved := cli.TerminationMessagePath
@@ -281,5 +281,28 @@ func TestFailureReachesTheTerminationMessage(t *testing.T) {
 	want := strings.TrimPrefix(strings.TrimSpace(stderr), "bpa-workflow-controller: ")
 	if code == 0 || string(raw) != want || !strings.Contains(want, "missing.json") {
 		t.Errorf("termination message %q, want the error line %q (exit %d)", raw, want, code)
+	}
+}
+
+// TestHostsFilesAreReadStrictly: a hosts file handed from step to step is a list of nodes
+// (bpav1.Node); a field it does not have, a node without a label or a role it cannot have is
+// refused, naming the file and the reason, rather than read as an empty node.
+func TestHostsFilesAreReadStrictly(t *testing.T) {
+	for name, tc := range map[string]struct{ content, want string }{
+		"an unknown field": {`[{"name":"m","role":"master","bareMetalHost":"metal3/node-1","mac":"00:c5:16:05:61:b2"}]`, `unknown field "name"`},
+		"no label":         {`[{"role":"master","bareMetalHost":"metal3/node-1","mac":"00:c5:16:05:61:b2"}]`, "node 0: no label"},
+		"a bad role":       {`[{"label":"m","role":"etcd","bareMetalHost":"metal3/node-1","mac":"00:c5:16:05:61:b2"}]`, `node "m": role "etcd"`},
+		"no hosts":         {`[]`, "no hosts"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			hosts := filepath.Join(t.TempDir(), "hosts.json")
+			if err := os.WriteFile(hosts, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := run("step", "resolve-leases", "--hosts="+hosts, "--leases="+testutil.Fixture(t, "sample-site-dhcpd.leases"))
+			if code != 1 || stdout != "" || !strings.Contains(stderr, hosts) || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 naming %s and %q", code, stdout, stderr, hosts, tc.want)
+			}
+		})
 	}
 }

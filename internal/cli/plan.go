@@ -13,16 +13,25 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 )
 
 // Plan is what `plan -o json` prints.
 type Plan struct {
-	Cluster   string                `json:"cluster"`
-	Hosts     []placement.Placement `json:"hosts"`
-	Inventory string                `json:"inventory"`
+	Cluster   string     `json:"cluster"`
+	Hosts     []PlanHost `json:"hosts"`
+	Inventory string     `json:"inventory"`
+}
+
+// PlanHost is a node as the plan's published output names it: the CLI contract (DESIGN.md)
+// calls the entry's label "name", where the API's status calls it "label".
+type PlanHost struct {
+	Label         string          `json:"name"`
+	Role          bpav1.NodeRoles `json:"role"`
+	BareMetalHost string          `json:"bareMetalHost"`
+	MAC           string          `json:"mac"`
+	IP            string          `json:"ip,omitempty"`
 }
 
 type planFlags struct {
@@ -82,7 +91,10 @@ func runPlan(f *planFlags) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := Plan{Cluster: p.Labels[bpav1.ClusterLabel], Hosts: addressed, Inventory: string(inventory)}
+	plan := Plan{Cluster: p.Labels[bpav1.ClusterLabel], Inventory: string(inventory)}
+	for _, h := range addressed {
+		plan.Hosts = append(plan.Hosts, PlanHost(h))
+	}
 	if f.output == "json" {
 		raw, err := json.MarshalIndent(plan, "", "  ")
 		return append(raw, '\n'), err

@@ -20,7 +20,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 )
 
@@ -66,14 +65,14 @@ func uploadBinary(t *testing.T, c *siteregistry.Client, name, version string) st
 
 // installedBinary drives a Software Workflow to Succeeded: each node reports its packages, and
 // the masters the binary at the given version and digest.
-func installedBinary(t *testing.T, wf *wfv1.Workflow, version, digest string, nodes ...placement.Placement) {
+func installedBinary(t *testing.T, wf *wfv1.Workflow, version, digest string, nodes ...bpav1.Node) {
 	t.Helper()
 	now := time.Now()
 	all := []wfv1.NodeStatus{node(wf.Name, "resolve-cluster-hosts", wfv1.NodeSucceeded, now.Add(-2*time.Second), nil)}
 	for i, n := range nodes {
 		r := installsoftware.Report{Node: n.Label, Role: n.Role, PackageManager: "apt", Unchanged: []string{"curl=7.88.1-10"}}
-		if strings.Contains(n.Role, "master") {
-			r.Binaries = []installsoftware.Binary{{Name: "tool", Version: version, Digest: digest, Path: "/usr/local/bin/tool", Changed: true}}
+		if n.Role.Has(bpav1.RoleMaster) {
+			r.Binaries = []installsoftware.Binary{{NodeBinary: bpav1.NodeBinary{Name: "tool", Version: version, Digest: digest, Path: "/usr/local/bin/tool"}, Changed: true}}
 		}
 		all = append(all, node(wf.Name, "install-software", wfv1.NodeSucceeded, now.Add(time.Duration(i)*time.Millisecond), reportJSON(t, r)))
 	}

@@ -167,7 +167,7 @@ func (r *ProvisioningReconciler) releaseLeaving(ctx context.Context, s *provisio
 	release := map[string]bool{}
 	var unknown []string
 	for _, label := range leaving {
-		i := slices.IndexFunc(hosts, func(h bpav1.HostStatus) bool { return h.Label == label })
+		i := slices.IndexFunc(hosts, func(h bpav1.Node) bool { return h.Label == label })
 		if i < 0 {
 			unknown = append(unknown, label)
 			continue
@@ -408,7 +408,7 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation, l
 	if o.Hosts != nil {
 		p.Status.Hosts = o.Hosts
 		if o.Phase == bpav1.PhaseSucceeded {
-			p.Status.Hosts = slices.DeleteFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return slices.Contains(leaving, h.Label) })
+			p.Status.Hosts = slices.DeleteFunc(p.Status.Hosts, func(h bpav1.Node) bool { return slices.Contains(leaving, h.Label) })
 		}
 	}
 	if o.KubeconfigWritten {

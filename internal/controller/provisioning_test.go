@@ -22,13 +22,13 @@ import (
 )
 
 // abcHosts is where the sample site puts cluster-abc's entries (see the fixtures' README).
-var abcHosts = []placement.Placement{
+var abcHosts = []bpav1.Node{
 	{Label: "master", Role: "master", BareMetalHost: "metal3/node-1", MAC: "00:c5:16:05:61:b2"},
 	{Label: "worker-1", Role: "worker", BareMetalHost: "metal3/node-3", MAC: "00:c6:14:04:61:b2"},
 	{Label: "worker-2", Role: "worker", BareMetalHost: "metal3/node-4", MAC: "00:c2:12:03:62:b2"},
 }
 
-func withIPs(hosts []placement.Placement) []placement.Placement {
+func withIPs(hosts []bpav1.Node) []bpav1.Node {
 	out := slices.Clone(hosts)
 	for i := range out {
 		out[i].IP = fmt.Sprintf("192.168.20.%d", 10+i)
@@ -38,7 +38,7 @@ func withIPs(hosts []placement.Placement) []placement.Placement {
 
 // provisioned drives a Provisioning Workflow to Succeeded with every step's outputs, as Argo
 // would leave it.
-func provisioned(t *testing.T, wf *wfv1.Workflow, hosts []placement.Placement) {
+func provisioned(t *testing.T, wf *wfv1.Workflow, hosts []bpav1.Node) {
 	t.Helper()
 	now := time.Now()
 	succeed(t, wf,
@@ -482,7 +482,7 @@ func newABCSite(t *testing.T) *abcSite {
 }
 
 // at places hosts of the sample site ("metal3/node-1") in the site's namespace.
-func (s *abcSite) at(hs ...placement.Placement) []placement.Placement {
+func (s *abcSite) at(hs ...bpav1.Node) []bpav1.Node {
 	out := slices.Clone(hs)
 	for i := range out {
 		out[i].BareMetalHost = s.ns + "/" + strings.TrimPrefix(out[i].BareMetalHost, "metal3/")
@@ -494,7 +494,7 @@ func TestProvisioningDay2(t *testing.T) {
 	site := newABCSite(t)
 	ns, p, consumer, hosts := site.ns, site.p, site.consumer, site.hosts
 	elsewhere := claim(t, ns, "node-6", &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "Metal3Machine", Namespace: ns, Name: "m"})
-	atNS := func(hs []placement.Placement) []placement.Placement { return site.at(hs...) }
+	atNS := func(hs []bpav1.Node) []bpav1.Node { return site.at(hs...) }
 
 	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
 	if args := kubesprayArgs(wf1); !strings.HasSuffix(args, "cluster.yml") {
@@ -514,7 +514,7 @@ func TestProvisioningDay2(t *testing.T) {
 		// discover-hosts claims the new host, as it does for real.
 		patchSpec(t, hosts["node-5"], func(h *metal3v1alpha1.BareMetalHost) { h.Spec.ConsumerRef = consumer })
 		provisioned(t, wf, atNS(append(slices.Clone(abcHosts),
-			placement.Placement{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"})))
+			bpav1.Node{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"})))
 		waitReady(t, p, 2)
 	})
 
@@ -531,7 +531,7 @@ func TestProvisioningDay2(t *testing.T) {
 			t.Errorf("node-5 was released before the removal ran")
 		}
 		provisioned(t, wf, atNS(append(slices.Clone(abcHosts),
-			placement.Placement{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"})))
+			bpav1.Node{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"})))
 		if cur := waitReady(t, p, 3); len(cur.Status.Hosts) != 3 {
 			t.Errorf("hosts after the removal = %+v, want the 3 left", cur.Status.Hosts)
 		}

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 )
 
 // TestRunsAreRecords: what runs next follows what the Workflows really did, kept in the CR's
@@ -20,7 +19,7 @@ import (
 func TestRunsAreRecords(t *testing.T) {
 	site := newABCSite(t)
 	p, consumer, hosts, at := site.p, site.consumer, site.hosts, site.at
-	worker3 := placement.Placement{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"}
+	worker3 := bpav1.Node{Label: "worker-3", Role: "worker", BareMetalHost: "metal3/node-5", MAC: "00:e1:ba:ce:df:bd"}
 
 	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
 	provisioned(t, wf1, at(abcHosts...))

@@ -31,8 +31,8 @@ func applySoftwareObservation(sw *bpav1.Software, o mirror.Observation) {
 		n.Binaries = nil
 		installed := map[string]string{}
 		for _, b := range r.Binaries {
-			n.Binaries = append(n.Binaries, bpav1.NodeBinary{Name: b.Name, Version: b.Version, Digest: b.Digest, Path: b.Path})
-			for _, role := range bpav1.NodeRoles(r.Role).List() {
+			n.Binaries = append(n.Binaries, b.NodeBinary)
+			for _, role := range r.Role.List() {
 				installed[role+":"+b.Name] = b.Digest
 			}
 		}
@@ -48,19 +48,19 @@ func applySoftwareObservation(sw *bpav1.Software, o mirror.Observation) {
 
 // clusterNodes lists the nodes of a Provisioning's status that its spec still names (a
 // remove run may report the nodes it removed).
-func clusterNodes(p *bpav1.Provisioning) []day2.Node {
-	nodes := make([]day2.Node, 0, len(p.Status.Hosts))
+func clusterNodes(p *bpav1.Provisioning) []bpav1.Node {
+	nodes := make([]bpav1.Node, 0, len(p.Status.Hosts))
 	for _, h := range p.Status.Hosts {
 		if p.Spec.HasEntry(h.Label) {
-			nodes = append(nodes, day2.Node{Name: h.Label, Role: h.Role})
+			nodes = append(nodes, h)
 		}
 	}
 	return nodes
 }
 
 // pruneReports drops the reports of nodes that left the cluster.
-func pruneReports(sw *bpav1.Software, nodes []day2.Node) {
+func pruneReports(sw *bpav1.Software, nodes []bpav1.Node) {
 	sw.Status.Nodes = slices.DeleteFunc(sw.Status.Nodes, func(r bpav1.NodeSoftwareReport) bool {
-		return !slices.ContainsFunc(nodes, func(n day2.Node) bool { return n.Name == r.Node })
+		return !slices.ContainsFunc(nodes, func(n bpav1.Node) bool { return n.Label == r.Node })
 	})
 }

@@ -14,18 +14,17 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 )
 
-var xyzHosts = []placement.Placement{
+var xyzHosts = []bpav1.Node{
 	{Label: "master-1", Role: "master", BareMetalHost: "metal3/node-1", MAC: "00:c5:16:05:61:b2"},
 	{Label: "master-2", Role: "master", BareMetalHost: "metal3/node-2", MAC: "00:c2:14:06:61:b5"},
 	{Label: "worker", Role: "worker", BareMetalHost: "metal3/node-3", MAC: "00:c6:14:04:61:b2"},
 }
 
 // installed drives a Software Workflow to Succeeded with one report per node.
-func installed(t *testing.T, wf *wfv1.Workflow, nodes ...placement.Placement) {
+func installed(t *testing.T, wf *wfv1.Workflow, nodes ...bpav1.Node) {
 	t.Helper()
 	now := time.Now()
 	all := []wfv1.NodeStatus{node(wf.Name, "resolve-cluster-hosts", wfv1.NodeSucceeded, now.Add(-2*time.Second), nil)}
@@ -137,7 +136,7 @@ func TestSoftwareFollowsItsCluster(t *testing.T) {
 			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-b": {MACAddress: "00:c2:12:03:62:b2"}})
 		})
 		pwf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
-		joined := placement.Placement{Label: "worker-b", Role: "worker", BareMetalHost: "metal3/node-4", MAC: "00:c2:12:03:62:b2"}
+		joined := bpav1.Node{Label: "worker-b", Role: "worker", BareMetalHost: "metal3/node-4", MAC: "00:c2:12:03:62:b2"}
 		provisioned(t, pwf, append(slices.Clone(xyzHosts), joined))
 		waitReady(t, p, 2)
 		wf := swWorkflow(t, sw, 1, compile.Scope([]string{"worker-b"}))
@@ -159,7 +158,7 @@ func TestSoftwareFollowsItsCluster(t *testing.T) {
 		if got := resolveArgs(wf); !strings.Contains(got, "--only=worker,worker-b") {
 			t.Errorf("resolve-cluster-hosts runs %q, want it limited to the workers", got)
 		}
-		installed(t, wf, xyzHosts[2], placement.Placement{Label: "worker-b", Role: "worker"})
+		installed(t, wf, xyzHosts[2], bpav1.Node{Label: "worker-b", Role: "worker"})
 		cur := waitSoftwareReady(t, sw, 2)
 		for _, n := range cur.Status.Nodes {
 			if wantGen := map[bool]int64{true: 1, false: 2}[strings.HasPrefix(n.Node, "master")]; n.Generation != wantGen {
@@ -250,7 +249,7 @@ func TestSoftwareFollowsItsCluster(t *testing.T) {
 	leaveAndRejoin := func(t *testing.T, gen int64) *wfv1.Workflow {
 		t.Helper()
 		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.Workers = cur.Spec.Workers[:len(cur.Spec.Workers)-1] })
-		joined := placement.Placement{Label: "worker-b", Role: "worker", BareMetalHost: "metal3/node-4", MAC: "00:c2:12:03:62:b2"}
+		joined := bpav1.Node{Label: "worker-b", Role: "worker", BareMetalHost: "metal3/node-4", MAC: "00:c2:12:03:62:b2"}
 		provisioned(t, waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, gen), append(slices.Clone(xyzHosts), joined))
 		waitReady(t, p, gen)
 		eventually(t, "the Software without worker-b", func() error {

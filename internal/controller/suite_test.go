@@ -27,7 +27,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
@@ -225,7 +224,7 @@ func node(wf, template string, phase wfv1.NodePhase, at time.Time, outputs map[s
 	return n
 }
 
-func hostsJSON(t *testing.T, hosts ...placement.Placement) map[string]string {
+func hostsJSON(t *testing.T, hosts ...bpav1.Node) map[string]string {
 	t.Helper()
 	raw, err := json.Marshal(hosts)
 	if err != nil {

@@ -176,12 +176,12 @@ func TestSoftwareNodes(t *testing.T) {
 		MasterSoftware: []bpav1.SoftwarePackage{{Name: "curl"}},
 		WorkerSoftware: []bpav1.SoftwarePackage{{Name: "jq", Version: "1.6-2"}},
 	}
-	nodes := []day2.Node{{Name: "m", Role: "master"}, {Name: "w1", Role: "worker"}, {Name: "w2", Role: "worker"}, {Name: "mw", Role: "master,worker"}}
+	nodes := []bpav1.Node{{Label: "m", Role: "master"}, {Label: "w1", Role: "worker"}, {Label: "w2", Role: "worker"}, {Label: "mw", Role: "master,worker"}}
 	done := func(names ...string) []bpav1.NodeSoftwareReport {
 		var out []bpav1.NodeSoftwareReport
 		for _, n := range nodes {
 			for _, name := range names {
-				if n.Name == name {
+				if n.Label == name {
 					out = append(out, bpav1.NodeSoftwareReport{Node: name, Digest: day2.PackagesDigest(&spec, n.Role, nil)})
 				}
 			}
@@ -259,7 +259,7 @@ func TestBinariesInTheDigest(t *testing.T) {
 	// Two masters; one already has the new upload (it joined later): only the other runs.
 	sw := &bpav1.Software{Spec: spec}
 	sw.Status.Nodes = []bpav1.NodeSoftwareReport{{Node: "m1", Digest: v1}, {Node: "m2", Digest: v2}}
-	need, all := day2.SoftwareNodes(sw, []day2.Node{{Name: "m1", Role: "master"}, {Name: "m2", Role: "master"}}, map[string]string{"master:tool": "sha256:bb"})
+	need, all := day2.SoftwareNodes(sw, []bpav1.Node{{Label: "m1", Role: "master"}, {Label: "m2", Role: "master"}}, map[string]string{"master:tool": "sha256:bb"})
 	if !slices.Equal(need, []string{"m1"}) || all {
 		t.Errorf("need %v all %v, want only m1", need, all)
 	}

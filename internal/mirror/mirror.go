@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
@@ -41,7 +40,7 @@ type Observation struct {
 	// message, if any.
 	Message string
 	// Hosts placed and addressed by the Workflow; nil when no step has reported them (yet).
-	Hosts []bpav1.HostStatus
+	Hosts []bpav1.Node
 	// KubeconfigWritten is true once fetch-kubeconfig has succeeded.
 	KubeconfigWritten bool
 	// Reports of install-software, one per node, the newest attempt of each.
@@ -196,7 +195,7 @@ func outputParam(n *wfv1.NodeStatus, name string) (string, bool) {
 
 // hostsOf reads the placed hosts from resolve-leases' output (with IPs) or, before it has
 // run, from discover-hosts'.
-func hostsOf(pods []wfv1.NodeStatus) []bpav1.HostStatus {
+func hostsOf(pods []wfv1.NodeStatus) []bpav1.Node {
 	for _, step := range []string{resolveleases.Name, discoverhosts.Name} {
 		var found *wfv1.NodeStatus
 		for i := range pods {
@@ -212,16 +211,16 @@ func hostsOf(pods []wfv1.NodeStatus) []bpav1.HostStatus {
 			continue
 		}
 		raw, _ := outputParam(found, steps.HostsParam)
-		var placed []placement.Placement
+		var placed []bpav1.Node
 		if err := json.Unmarshal([]byte(raw), &placed); err != nil {
 			continue
 		}
-		hosts := make([]bpav1.HostStatus, 0, len(placed))
+		hosts := make([]bpav1.Node, 0, len(placed))
 		for _, p := range placed {
-			hosts = append(hosts, bpav1.HostStatus{Label: p.Label, Role: p.Role, BareMetalHost: p.BareMetalHost, MAC: p.MAC, IP: p.IP})
+			hosts = append(hosts, bpav1.Node{Label: p.Label, Role: p.Role, BareMetalHost: p.BareMetalHost, MAC: p.MAC, IP: p.IP})
 		}
-		slices.SortFunc(hosts, func(a, b bpav1.HostStatus) int { return strings.Compare(a.Label, b.Label) })
-		return slices.CompactFunc(hosts, func(a, b bpav1.HostStatus) bool { return a.Label == b.Label })
+		slices.SortFunc(hosts, func(a, b bpav1.Node) int { return strings.Compare(a.Label, b.Label) })
+		return slices.CompactFunc(hosts, func(a, b bpav1.Node) bool { return a.Label == b.Label })
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 )
 
@@ -49,11 +48,11 @@ func workflow(phase wfv1.WorkflowPhase, nodes ...wfv1.NodeStatus) *wfv1.Workflow
 }
 
 func TestObserve(t *testing.T) {
-	placed := []placement.Placement{
+	placed := []bpav1.Node{
 		{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2"},
 		{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2"},
 	}
-	withIPs := []placement.Placement{placed[0], placed[1]}
+	withIPs := []bpav1.Node{placed[0], placed[1]}
 	withIPs[0].IP, withIPs[1].IP = "10.0.0.3", "10.0.0.1"
 	hosts := map[string]string{"hosts": mustJSON(t, placed)}
 	hostsIP := map[string]string{"hosts": mustJSON(t, withIPs)}
@@ -79,7 +78,7 @@ func TestObserve(t *testing.T) {
 		name:   "running with discover-hosts done",
 		reason: "hosts come from discover-hosts until resolve-leases has run, sorted by label",
 		wf:     workflow(wfv1.WorkflowRunning, pod("a", "discover-hosts", wfv1.NodeSucceeded, 1, hosts)),
-		want: mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseRunning, Progress: "2/6", Hosts: []bpav1.HostStatus{
+		want: mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseRunning, Progress: "2/6", Hosts: []bpav1.Node{
 			{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2"},
 			{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2"},
 		}},
@@ -88,7 +87,7 @@ func TestObserve(t *testing.T) {
 		reason: "resolve-leases' output carries the IPs",
 		wf: workflow(wfv1.WorkflowSucceeded, pod("a", "discover-hosts", wfv1.NodeSucceeded, 1, hosts),
 			pod("b", "resolve-leases", wfv1.NodeSucceeded, 2, hostsIP), pod("c", "fetch-kubeconfig", wfv1.NodeSucceeded, 3, nil)),
-		want: mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseSucceeded, Progress: "2/6", KubeconfigWritten: true, Hosts: []bpav1.HostStatus{
+		want: mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseSucceeded, Progress: "2/6", KubeconfigWritten: true, Hosts: []bpav1.Node{
 			{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2", IP: "10.0.0.1"},
 			{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2", IP: "10.0.0.3"},
 		}},
@@ -126,7 +125,7 @@ func TestObserve(t *testing.T) {
 }
 
 func TestObserveCompressedNodes(t *testing.T) {
-	placed := []placement.Placement{{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2"}}
+	placed := []bpav1.Node{{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2"}}
 	nodes := wfv1.Nodes{"a": pod("a", "discover-hosts", wfv1.NodeSucceeded, 1, map[string]string{"hosts": mustJSON(t, placed)})}
 	wf := workflow(wfv1.WorkflowRunning)
 	wf.Status.Nodes = nil

@@ -34,16 +34,6 @@ const (
 // Kinds lists every kind, in the order help texts show them.
 var Kinds = []Kind{Binary, OSImage, FileSet}
 
-// ParseKind accepts a kind's name.
-func ParseKind(s string) (Kind, error) {
-	for _, k := range Kinds {
-		if string(k) == s {
-			return k, nil
-		}
-	}
-	return "", fmt.Errorf("unknown artifact kind %q: want binary, os-image or file-set", s)
-}
-
 // ArtifactType is the manifest's artifactType for a kind.
 func (k Kind) ArtifactType() string {
 	return "application/vnd.akraino.bpa." + string(k) + ".v1"

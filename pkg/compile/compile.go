@@ -200,7 +200,7 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 		Template:  installsoftware.Name,
 		WithParam: "{{tasks." + resolveclusterhosts.Name + ".outputs.parameters." + steps.NodesParam + "}}",
 		Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
-			{Name: installsoftware.NodeParam, Value: wfv1.AnyStringPtr("{{item.name}}")},
+			{Name: installsoftware.NodeParam, Value: wfv1.AnyStringPtr("{{item.label}}")},
 			{Name: installsoftware.RoleParam, Value: wfv1.AnyStringPtr("{{item.role}}")},
 			{Name: installsoftware.AddressParam, Value: wfv1.AnyStringPtr("{{item.ip}}")},
 		}},

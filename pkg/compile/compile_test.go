@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -823,5 +824,42 @@ func TestDefaultsFollowGoMod(t *testing.T) {
 	}
 	if want := "bpa-kubectl:v1." + string(m[1]); compile.DefaultKubectlImage != want {
 		t.Errorf("DefaultKubectlImage = %s; go.mod's Kubernetes makes it %s", compile.DefaultKubectlImage, want)
+	}
+}
+
+// TestFanOutItemsAreNodes: install-software fans out over resolve-cluster-hosts' output, a list
+// of bpav1.Node; every {{item.KEY}} the compiled fan-out reads must be a JSON field of that
+// one node shape, or the pods get the literal text.
+func TestFanOutItemsAreNodes(t *testing.T) {
+	raw, err := json.Marshal(bpav1.Node{Label: "m", Role: bpav1.RoleMaster, BareMetalHost: "ns/h", MAC: "00:00:00:00:00:01", IP: "192.0.2.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := manifest.ReadFile(testutil.Fixture(t, "software-cluster-xyz.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := compile.Software(docs[0].Object.(*bpav1.Software), options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := regexp.MustCompile(`\{\{item\.([A-Za-z]+)\}\}`)
+	var seen int
+	for _, task := range wf.GetTemplateByName(compile.SoftwareEntrypoint).DAG.Tasks {
+		for _, p := range task.Arguments.Parameters {
+			for _, m := range item.FindAllStringSubmatch(p.Value.String(), -1) {
+				seen++
+				if _, ok := fields[m[1]]; !ok {
+					t.Errorf("task %s, parameter %s reads {{item.%s}}: not a field of bpav1.Node %s", task.Name, p.Name, m[1], raw)
+				}
+			}
+		}
+	}
+	if seen != 3 {
+		t.Errorf("%d item references, want the node's label, role and address", seen)
 	}
 }

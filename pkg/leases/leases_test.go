@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 )
 
 func ips(t leases.Table) map[string]string {
@@ -243,7 +243,7 @@ func checkParse(t *testing.T, reason string, table leases.Table, err error, want
 
 func TestResolve(t *testing.T) {
 	hosts := testutil.SiteHosts(t)
-	placed := []placement.Placement{
+	placed := []bpav1.Node{
 		{Label: "a", Role: "master", BareMetalHost: "metal3/node-1", MAC: "00:c5:16:05:61:b2"},
 		{Label: "b", Role: "worker", BareMetalHost: "metal3/node-3", MAC: "3c:fd:fe:b5:10:a0"},
 		{Label: "c", Role: "worker", BareMetalHost: "metal3/node-6", MAC: "00:e1:ba:ce:df:be"},

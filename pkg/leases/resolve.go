@@ -8,7 +8,7 @@ import (
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 )
 
 // Source is where resolve-leases finds addresses.
@@ -92,8 +92,8 @@ func (e *Error) Error() string {
 }
 
 // Resolve fills in the IP of every placement, or returns every one it could not (joined).
-func Resolve(placements []placement.Placement, src Source) ([]placement.Placement, error) {
-	out := make([]placement.Placement, len(placements))
+func Resolve(placements []bpav1.Node, src Source) ([]bpav1.Node, error) {
+	out := make([]bpav1.Node, len(placements))
 	var errs []error
 	for i, p := range placements {
 		ip, err := src.Lookup(p.BareMetalHost, p.MAC)
@@ -115,7 +115,7 @@ func Resolve(placements []placement.Placement, src Source) ([]placement.Placemen
 
 // oneAddressOneNode is an invariant of every plan, whatever the addresses' source: two nodes
 // never share an address (Ansible would configure one host twice and the other never).
-func oneAddressOneNode(placed []placement.Placement) error {
+func oneAddressOneNode(placed []bpav1.Node) error {
 	by := map[string]string{}
 	for _, p := range placed {
 		if other, ok := by[p.IP]; ok {

@@ -30,20 +30,7 @@ type Entry struct {
 }
 
 // Role is the entry's roles as status and plan print them: master, worker or master,worker.
-func (e Entry) Role() string { return string(bpav1.RolesOf(e.Roles...)) }
-
-// Placement is an entry placed on a host.
-type Placement struct {
-	Label string `json:"name"`
-	Role  string `json:"role"`
-	// BareMetalHost placed, as namespace/name.
-	BareMetalHost string `json:"bareMetalHost"`
-	// MAC the host is addressed through: the entry's MAC, or the host's boot MAC when it
-	// was placed by resources alone. Lower case.
-	MAC string `json:"mac"`
-	// IP of MAC, filled in by the leases package.
-	IP string `json:"ip,omitempty"`
-}
+func (e Entry) Role() bpav1.NodeRoles { return bpav1.RolesOf(e.Roles...) }
 
 // Consumer is who claims the hosts: the Provisioning, as a BareMetalHost consumerRef.
 type Consumer struct {
@@ -165,9 +152,9 @@ func boolRank(b bool) int {
 
 // Place assigns a host to every entry, or returns every entry it could not place (joined).
 // Only provisioned hosts that are free or already held by consumer count.
-func Place(entries []Entry, hosts []metal3v1alpha1.BareMetalHost, consumer Consumer) ([]Placement, error) {
+func Place(entries []Entry, hosts []metal3v1alpha1.BareMetalHost, consumer Consumer) ([]bpav1.Node, error) {
 	p := newPlacer(hosts, consumer)
-	placements := make([]Placement, 0, len(entries))
+	placements := make([]bpav1.Node, 0, len(entries))
 	var errs []error
 	for _, entry := range entries {
 		var (
@@ -189,7 +176,7 @@ func Place(entries []Entry, hosts []metal3v1alpha1.BareMetalHost, consumer Consu
 			continue
 		}
 		p.taken[host] = entry.Label
-		placements = append(placements, Placement{
+		placements = append(placements, bpav1.Node{
 			Label:         entry.Label,
 			Role:          entry.Role(),
 			BareMetalHost: hostName(host),
@@ -204,10 +191,10 @@ func Place(entries []Entry, hosts []metal3v1alpha1.BareMetalHost, consumer Consu
 }
 
 // SortForOutput orders placements as plan and status print them: masters first, then by name.
-func SortForOutput(placements []Placement) {
-	slices.SortFunc(placements, func(a, b Placement) int {
-		am := strings.HasPrefix(a.Role, bpav1.RoleMaster)
-		bm := strings.HasPrefix(b.Role, bpav1.RoleMaster)
+func SortForOutput(placements []bpav1.Node) {
+	slices.SortFunc(placements, func(a, b bpav1.Node) int {
+		am := a.Role.Has(bpav1.RoleMaster)
+		bm := b.Role.Has(bpav1.RoleMaster)
 		if am != bm {
 			return cmp.Compare(boolRank(am), boolRank(bm)) * -1
 		}

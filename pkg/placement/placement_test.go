@@ -75,8 +75,8 @@ func res(cpu int32, mem string) bpav1.HostRequirements {
 	return bpav1.HostRequirements{CPU: ptr.To(cpu), Memory: ptr.To(resource.MustParse(mem))}
 }
 
-func placed(label, role, host, mac string) placement.Placement {
-	return placement.Placement{Label: label, Role: role, BareMetalHost: "metal3/" + host, MAC: mac}
+func placed(label string, role bpav1.NodeRoles, host, mac string) bpav1.Node {
+	return bpav1.Node{Label: label, Role: role, BareMetalHost: "metal3/" + host, MAC: mac}
 }
 
 const (
@@ -98,7 +98,7 @@ func TestPlace(t *testing.T) {
 		reason  string
 		spec    bpav1.ProvisioningSpec
 		hosts   []metal3v1alpha1.BareMetalHost
-		want    []placement.Placement
+		want    []bpav1.Node
 		wantErr string
 		retry   bool
 	}{
@@ -107,28 +107,28 @@ func TestPlace(t *testing.T) {
 			reason: "a MAC matches whatever case the CR or the host writes it in",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", mac("AA:BB:CC:DD:EE:FF"))}, Workers: []bpav1.HostEntry{entry("w", mac(strings.ToUpper(mac1)))}},
 			hosts:  site,
-			want:   []placement.Placement{placed("m", "master", "large", "aa:bb:cc:dd:ee:ff"), placed("w", "worker", "small", mac1)},
+			want:   []bpav1.Node{placed("m", "master", "large", "aa:bb:cc:dd:ee:ff"), placed("w", "worker", "small", mac1)},
 		},
 		{
 			name:   "smallest-fit-first",
 			reason: "resources take the smallest sufficient host: fewest CPUs, then least RAM, then name",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", res(8, "8Gi"))}, Workers: []bpav1.HostEntry{entry("w1", res(8, "8Gi")), entry("w2", res(1, "1Gi"))}},
 			hosts:  site,
-			want:   []placement.Placement{placed("m", "master", "medium", mac2), placed("w1", "worker", "medium-b", mac4), placed("w2", "worker", "small", mac1)},
+			want:   []bpav1.Node{placed("m", "master", "medium", mac2), placed("w1", "worker", "medium-b", mac4), placed("w2", "worker", "small", mac1)},
 		},
 		{
 			name:   "fewest-cpus-before-least-ram",
 			reason: "CPUs order candidates before RAM: a host with fewer CPUs but more RAM comes first",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", res(4, "1Gi"))}},
 			hosts:  []metal3v1alpha1.BareMetalHost{host("many-cpus-little-ram", 32, 4096, mac1), host("few-cpus-much-ram", 8, 65536, mac2)},
-			want:   []placement.Placement{placed("m", "master,worker", "few-cpus-much-ram", mac2)},
+			want:   []bpav1.Node{placed("m", "master,worker", "few-cpus-much-ram", mac2)},
 		},
 		{
 			name:   "mac-entries-first",
 			reason: "a resource entry earlier in the CR must not take the host a MAC entry names",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", res(1, "1Gi"))}, Workers: []bpav1.HostEntry{entry("w", mac(mac1))}},
 			hosts:  site,
-			want:   []placement.Placement{placed("m", "master", "medium", mac2), placed("w", "worker", "small", mac1)},
+			want:   []bpav1.Node{placed("m", "master", "medium", mac2), placed("w", "worker", "small", mac1)},
 		},
 		{
 			name:    "mac-and-resources-shortfall",
@@ -149,14 +149,14 @@ func TestPlace(t *testing.T) {
 			reason: "resource placement passes over hosts held by others",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", res(1, "1Gi"))}},
 			hosts:  []metal3v1alpha1.BareMetalHost{host("small", 4, 8192, mac1, claimedBy("Machine", "x", "y")), host("medium", 16, 16384, mac2)},
-			want:   []placement.Placement{placed("m", "master,worker", "medium", mac2)},
+			want:   []bpav1.Node{placed("m", "master,worker", "medium", mac2)},
 		},
 		{
 			name:   "claimed-by-us",
 			reason: "hosts we already hold count, so a rerun of discover-hosts places the same way",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", mac(mac1))}},
 			hosts:  []metal3v1alpha1.BareMetalHost{host("small", 4, 8192, mac1, claimedBy("Provisioning", "default", "mine"))},
-			want:   []placement.Placement{placed("m", "master,worker", "small", mac1)},
+			want:   []bpav1.Node{placed("m", "master,worker", "small", mac1)},
 		},
 		{
 			name:    "mac-host-still-provisioning",
@@ -178,7 +178,7 @@ func TestPlace(t *testing.T) {
 			reason: "hosts installed outside Ironic but registered count as provisioned",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", mac(mac1))}},
 			hosts:  []metal3v1alpha1.BareMetalHost{host("small", 4, 8192, mac1, state(metal3v1alpha1.StateExternallyProvisioned))},
-			want:   []placement.Placement{placed("m", "master,worker", "small", mac1)},
+			want:   []bpav1.Node{placed("m", "master,worker", "small", mac1)},
 		},
 		{
 			name:    "no-fit-waiting",
@@ -207,7 +207,7 @@ func TestPlace(t *testing.T) {
 			reason: "a node with both roles meets the union of its master and worker entries: 16 CPUs from one, 16Gi from the other",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("n", res(16, "1Gi"))}, Workers: []bpav1.HostEntry{entry("n", res(1, "16Gi"))}},
 			hosts:  []metal3v1alpha1.BareMetalHost{host("cpus-only", 16, 1024, mac1), host("ram-only", 1, 16384, mac2), host("both", 16, 16384, mac3)},
-			want:   []placement.Placement{placed("n", "master,worker", "both", mac3)},
+			want:   []bpav1.Node{placed("n", "master,worker", "both", mac3)},
 		},
 		{
 			name:    "dual-role-shortfall-against-worker-entry",
@@ -221,14 +221,14 @@ func TestPlace(t *testing.T) {
 			reason: "a host this Provisioning already holds is kept over a smaller one that came free: a retry never moves or leaks a claim",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("m", res(2, "1Gi"))}},
 			hosts:  []metal3v1alpha1.BareMetalHost{host("small", 4, 8192, mac1), host("medium", 16, 16384, mac2, claimedBy("Provisioning", "default", "mine"))},
-			want:   []placement.Placement{placed("m", "master,worker", "medium", mac2)},
+			want:   []bpav1.Node{placed("m", "master,worker", "medium", mac2)},
 		},
 		{
 			name:   "dual-role",
 			reason: "the same label under masters and workers is one node with both roles",
 			spec:   bpav1.ProvisioningSpec{Masters: []bpav1.HostEntry{entry("n1", mac(mac1))}, Workers: []bpav1.HostEntry{entry("n1", mac(mac1)), entry("n2", mac(mac2))}},
 			hosts:  site,
-			want:   []placement.Placement{placed("n1", "master,worker", "small", mac1), placed("n2", "worker", "medium", mac2)},
+			want:   []bpav1.Node{placed("n1", "master,worker", "small", mac1), placed("n2", "worker", "medium", mac2)},
 		},
 		{
 			name:   "sriov-and-qat-labels",
@@ -239,7 +239,7 @@ func TestPlace(t *testing.T) {
 				host("medium", 16, 16384, mac2, label(placement.SRIOVLabel, "true")),
 				host("large", 32, 65536, mac3, label(placement.SRIOVLabel, "true"), label(placement.QATLabel, "true")),
 			},
-			want: []placement.Placement{placed("m", "master", "small", mac1), placed("w", "worker", "large", mac3)},
+			want: []bpav1.Node{placed("m", "master", "small", mac1), placed("w", "worker", "large", mac3)},
 		},
 		{
 			name:    "all-failures-reported",

@@ -53,12 +53,12 @@ func TestStepsRunWithTheirRoleAndLeakNothing(t *testing.T) {
 	}
 	write(conf, adminConf, 0o600)
 	hostsWithMaster := filepath.Join(dir, "hosts-local.json")
-	write(hostsWithMaster, `[{"name":"master","role":"master","bareMetalHost":"`+ns+`/node-1","mac":"00:c5:16:05:61:b2","ip":"127.0.0.1"},`+
-		`{"name":"worker-1","role":"worker","bareMetalHost":"`+ns+`/node-3","mac":"00:c6:14:04:61:b2","ip":"172.22.0.13"},`+
-		`{"name":"worker-2","role":"worker","bareMetalHost":"`+ns+`/node-4","mac":"00:c2:12:03:62:b2","ip":"172.22.0.14"}]`, 0o644)
+	write(hostsWithMaster, `[{"label":"master","role":"master","bareMetalHost":"`+ns+`/node-1","mac":"00:c5:16:05:61:b2","ip":"127.0.0.1"},`+
+		`{"label":"worker-1","role":"worker","bareMetalHost":"`+ns+`/node-3","mac":"00:c6:14:04:61:b2","ip":"172.22.0.13"},`+
+		`{"label":"worker-2","role":"worker","bareMetalHost":"`+ns+`/node-4","mac":"00:c2:12:03:62:b2","ip":"172.22.0.14"}]`, 0o644)
 
 	masterOnly := filepath.Join(dir, "hosts-master.json")
-	write(masterOnly, `[{"name":"master","role":"master","bareMetalHost":"`+ns+`/node-1","mac":"00:c5:16:05:61:b2","ip":"127.0.0.1"}]`, 0o644)
+	write(masterOnly, `[{"label":"master","role":"master","bareMetalHost":"`+ns+`/node-1","mac":"00:c5:16:05:61:b2","ip":"127.0.0.1"}]`, 0o644)
 	cr := []string{"--namespace=" + ns, "--name=abc", "--uid=" + ref.UID, "--generation=" + strconv.FormatInt(ref.Generation, 10)}
 	swCR := []string{"--namespace=" + ns, "--name=sw", "--uid=" + swRef.UID, "--generation=" + strconv.FormatInt(swRef.Generation, 10)}
 	ssh := []string{"--ssh-key=" + sshd.ClientKeyFile, "--ssh-port=" + strconv.Itoa(sshd.Port), "--ssh-timeout=10s"}

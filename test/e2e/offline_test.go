@@ -29,7 +29,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 )
 
@@ -83,7 +82,7 @@ func TestOfflineSite(t *testing.T) {
 			Offline: ptr.To(true),
 		},
 	}
-	hosts := []placement.Placement{{Label: "master-1", Role: "master,worker", BareMetalHost: "default/node-1", MAC: "52:54:00:e2:e0:21", IP: "127.0.0.1"}}
+	hosts := []bpav1.Node{{Label: "master-1", Role: "master,worker", BareMetalHost: "default/node-1", MAC: "52:54:00:e2:e0:21", IP: "127.0.0.1"}}
 	standin := filepath.Join(scratch, "stand-in")
 	must(t, os.MkdirAll(standin, 0o755))
 	must(t, os.WriteFile(filepath.Join(standin, "offline"), nil, 0o644))
@@ -128,7 +127,7 @@ func TestOfflineSite(t *testing.T) {
 
 // runStandIn renders the inventory and extra variables as render-inventory does, then runs the
 // stand-in's offline.yml on them with a local connection, the host's files under standin.
-func runStandIn(t *testing.T, scratch, standin string, p *bpav1.Provisioning, hosts []placement.Placement, mirror *offline.Mirror) (string, error) {
+func runStandIn(t *testing.T, scratch, standin string, p *bpav1.Provisioning, hosts []bpav1.Node, mirror *offline.Mirror) (string, error) {
 	t.Helper()
 	inventory, extraVars, err := renderinventory.Render(p, hosts, mirror)
 	must(t, err)

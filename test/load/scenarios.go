@@ -29,7 +29,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 
@@ -576,7 +575,7 @@ func (h *harness) succeedAll(ctx context.Context, namespaces ...string) error {
 	}
 	return parallel(ctx, len(all), 16, func(ctx context.Context, i int) error {
 		wf := &all[i]
-		hosts, err := json.Marshal([]placement.Placement{{Label: "master", Role: "master", BareMetalHost: wf.Namespace + "/bmh-" + wf.Name, MAC: "00:c5:16:05:61:b2", IP: "192.168.20.10"}})
+		hosts, err := json.Marshal([]bpav1.Node{{Label: "master", Role: "master", BareMetalHost: wf.Namespace + "/bmh-" + wf.Name, MAC: "00:c5:16:05:61:b2", IP: "192.168.20.10"}})
 		if err != nil {
 			return err
 		}

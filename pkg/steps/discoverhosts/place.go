@@ -14,7 +14,7 @@ import (
 
 // Place is the step's logic without I/O: it validates the Provisioning, keeps the hosts its
 // hostSelector allows, and places its entries on them.
-func Place(p *bpav1.Provisioning, hosts []metal3v1alpha1.BareMetalHost) ([]placement.Placement, error) {
+func Place(p *bpav1.Provisioning, hosts []metal3v1alpha1.BareMetalHost) ([]bpav1.Node, error) {
 	if errs := p.Validate(); len(errs) > 0 {
 		return nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
 	}

@@ -27,7 +27,7 @@ const claimAttempts = 5
 //
 // leaving are nodes a remove run takes out: gone from the spec, they are added from the CR's
 // status (where the controller recorded them) if this Provisioning still holds their hosts.
-func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, leaving []string) ([]placement.Placement, error) {
+func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, leaving []string) ([]bpav1.Node, error) {
 	p := &bpav1.Provisioning{}
 	if err := stepcmd.Get(ctx, c, ref, p, "Provisioning"); err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func listHosts(ctx context.Context, c client.Reader, namespaces []string) ([]met
 
 // claim sets consumerRef on each placed host not yet held. It returns the host whose claim
 // lost a race (it changed since it was listed), so the caller places again.
-func claim(ctx context.Context, c client.Client, hosts []metal3v1alpha1.BareMetalHost, placed []placement.Placement, consumer placement.Consumer) (string, error) {
+func claim(ctx context.Context, c client.Client, hosts []metal3v1alpha1.BareMetalHost, placed []bpav1.Node, consumer placement.Consumer) (string, error) {
 	byName := map[string]*metal3v1alpha1.BareMetalHost{}
 	for i := range hosts {
 		byName[hosts[i].Namespace+"/"+hosts[i].Name] = &hosts[i]
@@ -108,15 +108,15 @@ func claim(ctx context.Context, c client.Client, hosts []metal3v1alpha1.BareMeta
 
 // leavingNodes finds the hosts of the nodes a remove run takes out, naming every node it
 // cannot (a host not readable yet makes the whole failure retryable only when no other is final).
-func leavingNodes(ctx context.Context, c client.Reader, p *bpav1.Provisioning, consumer placement.Consumer, leaving []string) ([]placement.Placement, error) {
-	var out []placement.Placement
+func leavingNodes(ctx context.Context, c client.Reader, p *bpav1.Provisioning, consumer placement.Consumer, leaving []string) ([]bpav1.Node, error) {
+	var out []bpav1.Node
 	var final, waiting []error
 	for _, label := range leaving {
 		if p.Spec.HasEntry(label) {
 			final = append(final, fmt.Errorf("node %q is to be removed but is still in the spec", label))
 			continue
 		}
-		i := slices.IndexFunc(p.Status.Hosts, func(h bpav1.HostStatus) bool { return h.Label == label })
+		i := slices.IndexFunc(p.Status.Hosts, func(h bpav1.Node) bool { return h.Label == label })
 		if i < 0 {
 			final = append(final, fmt.Errorf("node %q is to be removed, but the Provisioning's status does not say which host it is", label))
 			continue
@@ -132,7 +132,7 @@ func leavingNodes(ctx context.Context, c client.Reader, p *bpav1.Provisioning, c
 			final = append(final, fmt.Errorf("node %q is to be removed, but this Provisioning no longer holds its host %s", label, h.BareMetalHost))
 			continue
 		}
-		out = append(out, placement.Placement{Label: label, Role: h.Role, BareMetalHost: h.BareMetalHost, MAC: h.MAC})
+		out = append(out, bpav1.Node{Label: label, Role: h.Role, BareMetalHost: h.BareMetalHost, MAC: h.MAC})
 	}
 	if err := steps.Classified(final, waiting); err != nil {
 		return nil, err

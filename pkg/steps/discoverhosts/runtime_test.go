@@ -25,7 +25,7 @@ func TestDiscoverHostsPlacesAndClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []placement.Placement{
+	want := []bpav1.Node{
 		{Label: "master", Role: "master", BareMetalHost: ns + "/node-1", MAC: "00:c5:16:05:61:b2"},
 		{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", MAC: "00:c6:14:04:61:b2"},
 		{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", MAC: "00:c2:12:03:62:b2"},
@@ -152,7 +152,7 @@ func TestDiscoverHostsAddsLeavingNodes(t *testing.T) {
 	}
 	// The controller records the hosts in status; then worker-2 is removed from the spec.
 	for _, pl := range placed {
-		p.Status.Hosts = append(p.Status.Hosts, bpav1.HostStatus{Label: pl.Label, Role: pl.Role, BareMetalHost: pl.BareMetalHost, MAC: pl.MAC})
+		p.Status.Hosts = append(p.Status.Hosts, bpav1.Node{Label: pl.Label, Role: pl.Role, BareMetalHost: pl.BareMetalHost, MAC: pl.MAC})
 	}
 	if err := env.Client.Status().Update(ctx(), p); err != nil {
 		t.Fatal(err)

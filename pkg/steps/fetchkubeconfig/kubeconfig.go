@@ -14,20 +14,20 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 )
 
 // DefaultAdminConf is where kubespray leaves the cluster's admin kubeconfig on the masters.
 const DefaultAdminConf = "/etc/kubernetes/admin.conf"
 
 // placedMaster is the placed host of the master labelled label; it must have an IP.
-func placedMaster(label string, hosts []placement.Placement) (placement.Placement, error) {
-	i := slices.IndexFunc(hosts, func(h placement.Placement) bool { return h.Label == label })
+func placedMaster(label string, hosts []bpav1.Node) (bpav1.Node, error) {
+	i := slices.IndexFunc(hosts, func(h bpav1.Node) bool { return h.Label == label })
 	if i < 0 {
-		return placement.Placement{}, fmt.Errorf("the first master %q is not among the placed hosts", label)
+		return bpav1.Node{}, fmt.Errorf("the first master %q is not among the placed hosts", label)
 	}
 	if net.ParseIP(hosts[i].IP) == nil {
-		return placement.Placement{}, fmt.Errorf("the first master %q has no IP address (%q)", label, hosts[i].IP)
+		return bpav1.Node{}, fmt.Errorf("the first master %q has no IP address (%q)", label, hosts[i].IP)
 	}
 	return hosts[i], nil
 }

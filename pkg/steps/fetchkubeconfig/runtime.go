@@ -16,7 +16,6 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/knownhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
@@ -39,7 +38,7 @@ type KubeconfigRun struct {
 // IP and role) for the Software Workflows. Both are owned by the Provisioning. After a remove
 // run it unpins the removed nodes' host keys. The kubeconfig never reaches a log, an error or
 // an output.
-func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, run KubeconfigRun, hosts []placement.Placement, adminConf string, opts stepcmd.SSHOptions) error {
+func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, run KubeconfigRun, hosts []bpav1.Node, adminConf string, opts stepcmd.SSHOptions) error {
 	p := &bpav1.Provisioning{}
 	if err := stepcmd.GetIncarnation(ctx, c, ref, p, "Provisioning"); err != nil {
 		return err
@@ -88,7 +87,7 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, run Kubeconfig
 
 // unpinLeaving forgets the pinned host keys of the nodes the run removed: their addresses may
 // go to other hosts, and their hosts may come back reinstalled.
-func unpinLeaving(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, hosts []placement.Placement, leaving []string, port int) error {
+func unpinLeaving(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, hosts []bpav1.Node, leaving []string, port int) error {
 	var addrs []string
 	for _, h := range hosts {
 		if slices.Contains(leaving, h.Label) && h.IP != "" {
@@ -124,20 +123,14 @@ func writeKubeconfig(ctx context.Context, c client.Client, p *bpav1.Provisioning
 	return nil
 }
 
-// ClusterNode is one entry of ConfigMap "<cluster>-hosts".
-type ClusterNode struct {
-	IP   string `json:"ip"`
-	Role string `json:"role"`
-}
-
-func writeHosts(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, hosts []placement.Placement, leaving []string) error {
+func writeHosts(ctx context.Context, c client.Client, p *bpav1.Provisioning, cluster string, hosts []bpav1.Node, leaving []string) error {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: cluster + bpav1.HostsConfigMapSuffix}}
 	data := map[string]string{}
 	for _, h := range hosts {
 		if slices.Contains(leaving, h.Label) {
 			continue // a node the run removed
 		}
-		raw, err := json.Marshal(ClusterNode{IP: h.IP, Role: h.Role})
+		raw, err := json.Marshal(h)
 		if err != nil {
 			return err
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
@@ -37,8 +36,8 @@ const secretToken = "s3cr3t-t0ken-never-printed"
 // abcRun is what the Workflow of cluster-abc passes fetch-kubeconfig.
 var abcRun = fetchkubeconfig.KubeconfigRun{Master: "master", User: "root"}
 
-func abcPlaced(ip string) []placement.Placement {
-	return []placement.Placement{
+func abcPlaced(ip string) []bpav1.Node {
+	return []bpav1.Node{
 		{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2", IP: ip},
 		{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2", IP: "192.0.2.13"},
 		{Label: "worker-2", Role: "worker", BareMetalHost: "m/node-4", MAC: "00:c2:12:03:62:b2", IP: "192.0.2.14"},
@@ -91,7 +90,7 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-hosts"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	var master fetchkubeconfig.ClusterNode
+	var master bpav1.Node
 	if err := json.Unmarshal([]byte(cm.Data["master"]), &master); err != nil || master.IP != "127.0.0.1" || master.Role != "master" || len(cm.Data) != 3 {
 		t.Errorf("ConfigMap data = %v (%v)", cm.Data, err)
 	}
@@ -182,7 +181,7 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 		fresh := testsshd.Start(t)
 		freshOpts := stepcmd.SSHOptions{KeyFile: fresh.ClientKeyFile, Port: fresh.Port, Timeout: 10 * time.Second}
 		_, otherRef := env.Provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml", ns, "efg", ns)
-		hosts := []placement.Placement{{Label: "master-1", Role: "master,worker", BareMetalHost: "m/node-5", MAC: "00:e1:ba:ce:df:bd", IP: "127.0.0.1"}}
+		hosts := []bpav1.Node{{Label: "master-1", Role: "master,worker", BareMetalHost: "m/node-5", MAC: "00:e1:ba:ce:df:bd", IP: "127.0.0.1"}}
 		if err := pinhostkeys.Run(ctx(), env.Client, otherRef, hosts, fresh.Port, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}

@@ -11,10 +11,10 @@ import (
 // both roles gets both lists; the same binary asked for twice must be asked for the same way
 // (a version and a directory given for one role win over none given for the other). Every name,
 // version and directory is checked again: they reach a path and a shell on the node.
-func BinariesFor(spec *bpav1.SoftwareSpec, role string) ([]bpav1.BinaryPackage, error) {
+func BinariesFor(spec *bpav1.SoftwareSpec, role bpav1.NodeRoles) ([]bpav1.BinaryPackage, error) {
 	var out []bpav1.BinaryPackage
 	index := map[string]int{}
-	for _, r := range bpav1.NodeRoles(role).List() {
+	for _, r := range role.List() {
 		var list []bpav1.BinaryPackage
 		switch r {
 		case bpav1.RoleMaster:

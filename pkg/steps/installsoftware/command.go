@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
@@ -33,7 +34,7 @@ func Command() *cobra.Command {
 					return err
 				}
 			}
-			report, runErr := Run(cmd.Context(), c, ref, node, role, address, InstallOptions{
+			report, runErr := Run(cmd.Context(), c, ref, node, bpav1.NodeRoles(role), address, InstallOptions{
 				SSH: ssh, Registry: registry, Digests: digests,
 			})
 			// The report is written even when the step fails: it says which packages and why.

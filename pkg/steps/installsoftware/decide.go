@@ -29,10 +29,10 @@ var (
 // with both roles. The same package pinned to two versions for one node is an error; pinned
 // and unpinned, the pin wins. Names and versions are checked against the Debian/RPM grammar
 // again here: they reach a shell on the node.
-func PackagesFor(spec *bpav1.SoftwareSpec, role string) ([]bpav1.SoftwarePackage, error) {
+func PackagesFor(spec *bpav1.SoftwareSpec, role bpav1.NodeRoles) ([]bpav1.SoftwarePackage, error) {
 	var out []bpav1.SoftwarePackage
 	index := map[string]int{}
-	for _, r := range bpav1.NodeRoles(role).List() {
+	for _, r := range role.List() {
 		var list []bpav1.SoftwarePackage
 		switch r {
 		case bpav1.RoleMaster:

@@ -40,7 +40,7 @@ func TestPackagesFor(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := installsoftware.PackagesFor(tc.spec, tc.role)
+			got, err := installsoftware.PackagesFor(tc.spec, bpav1.NodeRoles(tc.role))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("%s: %v, want an error with %q", tc.reason, err, tc.err)

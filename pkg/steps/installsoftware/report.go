@@ -1,12 +1,15 @@
 package installsoftware
 
+import bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+
 // Report is what install-software outputs for one node, as JSON: the controller mirrors it
-// into the Software's status.
+// into the Software's status (bpav1.NodeSoftwareReport: its counts, its failures as lines, its
+// binaries as they are).
 type Report struct {
 	// Node is the node's label.
 	Node string `json:"node"`
 	// Role of the node (master, worker, or master,worker): which package lists applied.
-	Role string `json:"role"`
+	Role bpav1.NodeRoles `json:"role"`
 	// PackageManager found on the node: apt or dnf.
 	PackageManager string `json:"packageManager,omitempty"`
 	// Installed lists every package of the CR as installed after the run, as name=version.
@@ -21,14 +24,10 @@ type Report struct {
 	Binaries []Binary `json:"binaries,omitempty"`
 }
 
-// Binary is one binary on the node after the run.
+// Binary is one binary on the node after the run: what the Software's status keeps of it, and
+// whether this run copied it.
 type Binary struct {
-	Name string `json:"name"`
-	// Version is the version installed (resolved, when the CR names none).
-	Version string `json:"version"`
-	// Digest is the installed file's sha256, read on the node.
-	Digest string `json:"digest"`
-	Path   string `json:"path"`
+	bpav1.NodeBinary
 	// Changed: the run copied it; otherwise the node had it already.
 	Changed bool `json:"changed,omitempty"`
 }

@@ -38,7 +38,7 @@ type InstallOptions struct {
 // and reports. Every word sent to the node is validated and quoted. A package or binary that is
 // still not as asked afterwards is reported failed, with the reason, and makes the step fail
 // after the report is written.
-func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, node, role, address string, opts InstallOptions) (Report, error) {
+func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, node string, role bpav1.NodeRoles, address string, opts InstallOptions) (Report, error) {
 	report := Report{Node: node, Role: role}
 	sw := &bpav1.Software{}
 	if err := stepcmd.Get(ctx, c, ref, sw, "Software"); err != nil {

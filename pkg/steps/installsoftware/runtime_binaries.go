@@ -55,8 +55,8 @@ func (r *remote) installBinaries(ctx context.Context, reg *siteregistry.Client, 
 
 // namedDigest is the file a binary of a node of role (master, worker or both) was resolved to
 // when the run was named; a node of both roles has one binary of the name, the same for both.
-func namedDigest(digests map[string]string, role, name string) string {
-	for _, r := range bpav1.NodeRoles(role).List() {
+func namedDigest(digests map[string]string, role bpav1.NodeRoles, name string) string {
+	for _, r := range role.List() {
 		if d := digests[r+":"+name]; d != "" {
 			return d
 		}
@@ -80,7 +80,7 @@ func (r *remote) installBinary(ctx context.Context, reg *siteregistry.Client, b 
 	}
 	dest := path.Join(b.InstallDirectory(), b.Name)
 	want := a.File.Digest.String()
-	out := Binary{Name: b.Name, Version: a.Ref.Version, Digest: want, Path: dest}
+	out := Binary{NodeBinary: bpav1.NodeBinary{Name: b.Name, Version: a.Ref.Version, Digest: want, Path: dest}}
 	have, err := r.fileDigest(ctx, dest)
 	if err != nil {
 		return out, err

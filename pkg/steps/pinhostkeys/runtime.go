@@ -18,7 +18,6 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/knownhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
@@ -32,7 +31,7 @@ import (
 // answer is waited for (retryable), unless its key is pinned already (a node a remove run
 // takes out may be down for good; kubespray still checks it against the pin). The Secret is
 // read once and written once, however many nodes; it is owned by the Provisioning.
-func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []placement.Placement, port int, timeout time.Duration) error {
+func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.Node, port int, timeout time.Duration) error {
 	p := &bpav1.Provisioning{}
 	if err := stepcmd.Get(ctx, c, ref, p, "Provisioning"); err != nil {
 		return err

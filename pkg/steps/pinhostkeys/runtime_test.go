@@ -16,9 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
 )
@@ -36,7 +36,7 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 	sshd := testsshd.Start(t)
 	ns := env.Namespace(t)
 	p, ref := env.Provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
-	hosts := []placement.Placement{{Label: "master", Role: "master", BareMetalHost: ns + "/node-1", MAC: "00:c5:16:05:61:b2", IP: "127.0.0.1"}}
+	hosts := []bpav1.Node{{Label: "master", Role: "master", BareMetalHost: ns + "/node-1", MAC: "00:c5:16:05:61:b2", IP: "127.0.0.1"}}
 
 	if err := pinhostkeys.Run(ctx(), env.Client, ref, hosts, sshd.Port, 10*time.Second); err != nil {
 		t.Fatal(err)
@@ -106,8 +106,8 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 
 	t.Run("every failing node named; a changed key final beside a node still waited for", func(t *testing.T) {
 		nodes := append(slices.Clone(hosts),
-			placement.Placement{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.2"},
-			placement.Placement{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.3"})
+			bpav1.Node{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.2"},
+			bpav1.Node{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.3"})
 		err := pinhostkeys.Run(ctx(), env.Client, ref, nodes, sshd.Port, time.Second)
 		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master"`) ||
 			!strings.Contains(err.Error(), `node "worker-1"`) || !strings.Contains(err.Error(), `node "worker-2"`) {
@@ -116,7 +116,7 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 	})
 
 	t.Run("a node that does not answer: waited for, unless its key is pinned", func(t *testing.T) {
-		down := []placement.Placement{
+		down := []bpav1.Node{
 			{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.1"},
 			{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.2"},
 		}
@@ -150,10 +150,10 @@ func TestPinsFollowTheHosts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	on := func(name string) []placement.Placement {
-		return []placement.Placement{{Label: "master", Role: "master", BareMetalHost: ns + "/" + name, IP: "127.0.0.1"}}
+	on := func(name string) []bpav1.Node {
+		return []bpav1.Node{{Label: "master", Role: "master", BareMetalHost: ns + "/" + name, IP: "127.0.0.1"}}
 	}
-	pin := func(hosts []placement.Placement) error {
+	pin := func(hosts []bpav1.Node) error {
 		return pinhostkeys.Run(ctx(), asStep, ref, hosts, sshd.Port, 10*time.Second)
 	}
 	first := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

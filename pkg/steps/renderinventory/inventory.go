@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 )
 
 //go:embed *.tmpl
@@ -30,18 +29,14 @@ type InventoryInput struct {
 	// User is the SSH login user.
 	User string
 	// Hosts are the placed hosts, each with its IP.
-	Hosts []placement.Placement
-}
-
-type inventoryHost struct {
-	Name string
-	IP   string
+	Hosts []bpav1.Node
 }
 
 type inventoryData struct {
 	Cluster string
 	User    string
-	Hosts   []inventoryHost
+	// Hosts are the nodes, each IP in its canonical form.
+	Hosts   []bpav1.Node
 	Masters []string
 	Etcd    []string
 	Workers []string
@@ -85,8 +80,9 @@ func inventoryDataFor(in InventoryInput) (*inventoryData, error) {
 		if err != nil {
 			return nil, fmt.Errorf("host %q: IP %q: %v", h.Label, h.IP, err)
 		}
-		d.Hosts = append(d.Hosts, inventoryHost{Name: h.Label, IP: ip.String()})
-		roles := bpav1.NodeRoles(h.Role).List()
+		h.IP = ip.String()
+		d.Hosts = append(d.Hosts, h)
+		roles := h.Role.List()
 		for _, role := range roles {
 			switch role {
 			case bpav1.RoleMaster:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/golden"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
@@ -134,7 +135,7 @@ func TestInventoryFixturesParseWithAnsible(t *testing.T) {
 }
 
 func TestInventoryNonRootUserBecomes(t *testing.T) {
-	inv, err := renderinventory.Inventory(renderinventory.InventoryInput{Cluster: "c", User: "ubuntu", Hosts: []placement.Placement{
+	inv, err := renderinventory.Inventory(renderinventory.InventoryInput{Cluster: "c", User: "ubuntu", Hosts: []bpav1.Node{
 		{Label: "m", Role: "master,worker", IP: "10.0.0.1"},
 	}})
 	if err != nil {
@@ -155,31 +156,31 @@ func TestInventoryRefusesSmuggling(t *testing.T) {
 		{
 			name:    "label-with-variables",
 			reason:  "a label that adds Ansible variables to its host line is refused",
-			in:      renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: []placement.Placement{{Label: "m ansible_connection=local", Role: "master", IP: "10.0.0.1"}}},
+			in:      renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: []bpav1.Node{{Label: "m ansible_connection=local", Role: "master", IP: "10.0.0.1"}}},
 			wantErr: `host "m ansible_connection=local": a host name in the inventory must be a DNS-1123 label`,
 		},
 		{
 			name:    "label-with-newline",
 			reason:  "a label that opens a new section is refused",
-			in:      renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: []placement.Placement{{Label: "m\n[all:vars]\nx=1", Role: "master", IP: "10.0.0.1"}}},
+			in:      renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: []bpav1.Node{{Label: "m\n[all:vars]\nx=1", Role: "master", IP: "10.0.0.1"}}},
 			wantErr: `a host name in the inventory must be a DNS-1123 label`,
 		},
 		{
 			name:    "ip-with-variables",
 			reason:  "an IP field must be an IP",
-			in:      renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: []placement.Placement{{Label: "m", Role: "master", IP: "10.0.0.1 ansible_port=2222"}}},
+			in:      renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: []bpav1.Node{{Label: "m", Role: "master", IP: "10.0.0.1 ansible_port=2222"}}},
 			wantErr: `host "m": IP "10.0.0.1 ansible_port=2222"`,
 		},
 		{
 			name:    "user-with-variables",
 			reason:  "the SSH user must be a user name",
-			in:      renderinventory.InventoryInput{Cluster: "c", User: "root ansible_become_pass=x", Hosts: []placement.Placement{{Label: "m", Role: "master", IP: "10.0.0.1"}}},
+			in:      renderinventory.InventoryInput{Cluster: "c", User: "root ansible_become_pass=x", Hosts: []bpav1.Node{{Label: "m", Role: "master", IP: "10.0.0.1"}}},
 			wantErr: `ssh user "root ansible_become_pass=x"`,
 		},
 		{
 			name:    "no-master",
 			reason:  "an inventory without a master would leave kubespray nothing to build",
-			in:      renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: []placement.Placement{{Label: "w", Role: "worker", IP: "10.0.0.1"}}},
+			in:      renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: []bpav1.Node{{Label: "w", Role: "worker", IP: "10.0.0.1"}}},
 			wantErr: "no master among the hosts",
 		},
 	}

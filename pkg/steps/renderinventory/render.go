@@ -8,14 +8,13 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 )
 
 // Render is the step's logic without I/O: the inventory for the addressed hosts, and the
 // extra variables (kube_pods_subnet from PodSubnet, offline mode's when mirror is not nil, then
 // the CR's kubespray.extraVars) as JSON. In offline mode the CR may not set offline mode's
 // variables: a site without internet access has one mirror.
-func Render(p *bpav1.Provisioning, hosts []placement.Placement, mirror *offline.Mirror) (inventory, extraVars []byte, err error) {
+func Render(p *bpav1.Provisioning, hosts []bpav1.Node, mirror *offline.Mirror) (inventory, extraVars []byte, err error) {
 	if errs := p.Validate(); len(errs) > 0 {
 		return nil, nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
 	}

@@ -10,7 +10,6 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 )
 
 func provisioning(extraVars map[string]bpav1.ExtraVarValue) *bpav1.Provisioning {
@@ -24,7 +23,7 @@ func provisioning(extraVars map[string]bpav1.ExtraVarValue) *bpav1.Provisioning 
 	}
 }
 
-var hosts = []placement.Placement{{Label: "master-1", Role: "master,worker", BareMetalHost: "default/h", MAC: "52:54:00:00:00:01", IP: "10.0.0.11"}}
+var hosts = []bpav1.Node{{Label: "master-1", Role: "master,worker", BareMetalHost: "default/h", MAC: "52:54:00:00:00:01", IP: "10.0.0.11"}}
 
 // TestRenderOffline: offline mode's variables join the CR's, and the CR may not set them.
 func TestRenderOffline(t *testing.T) {

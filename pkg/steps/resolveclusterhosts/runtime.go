@@ -14,21 +14,14 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
 
-// Node is one entry of resolve-cluster-hosts' output: what install-software fans out over.
-type Node struct {
-	Name string `json:"name"`
-	Role string `json:"role"`
-	IP   string `json:"ip"`
-}
-
 // Run lists the cluster's nodes from ConfigMap "<cluster>-hosts" (written by
-// fetch-kubeconfig), sorted by name; with only, just those nodes. A cluster whose hosts are not
+// fetch-kubeconfig, one node per label; an entry written before nodes had one shape holds only
+// {"ip", "role"}), sorted by label: what install-software fans out over; with only, just those nodes. A cluster whose hosts are not
 // known yet is a retryable failure.
-func Run(ctx context.Context, c client.Reader, ref stepcmd.CRRef, only []string) ([]Node, error) {
+func Run(ctx context.Context, c client.Reader, ref stepcmd.CRRef, only []string) ([]bpav1.Node, error) {
 	sw := &bpav1.Software{}
 	if err := stepcmd.Get(ctx, c, ref, sw, "Software"); err != nil {
 		return nil, err
@@ -42,22 +35,23 @@ func Run(ctx context.Context, c client.Reader, ref stepcmd.CRRef, only []string)
 		}
 		return nil, steps.Retryable(fmt.Errorf("reading ConfigMap %s/%s: %w", sw.Namespace, name, err))
 	}
-	var nodes []Node
+	var nodes []bpav1.Node
 	for label, raw := range cm.Data {
 		if len(only) > 0 && !slices.Contains(only, label) {
 			continue
 		}
-		var n fetchkubeconfig.ClusterNode
-		if err := json.Unmarshal([]byte(raw), &n); err != nil || net.ParseIP(n.IP) == nil {
-			return nil, fmt.Errorf("ConfigMap %s/%s: node %q is not {\"ip\", \"role\"} with an IP address", sw.Namespace, name, label)
+		var n bpav1.Node
+		if err := json.Unmarshal([]byte(raw), &n); err != nil || net.ParseIP(n.IP) == nil || n.Role.Validate() != nil {
+			return nil, fmt.Errorf("ConfigMap %s/%s: node %q is not {\"ip\", \"role\"} with an IP address and a role", sw.Namespace, name, label)
 		}
-		nodes = append(nodes, Node{Name: label, Role: n.Role, IP: n.IP})
+		n.Label = label
+		nodes = append(nodes, n)
 	}
 	for _, want := range only {
-		if !slices.ContainsFunc(nodes, func(n Node) bool { return n.Name == want }) {
+		if !slices.ContainsFunc(nodes, func(n bpav1.Node) bool { return n.Label == want }) {
 			return nil, fmt.Errorf("node %q is not in cluster %s (ConfigMap %s/%s)", want, cluster, sw.Namespace, name)
 		}
 	}
-	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(nodes, func(a, b bpav1.Node) int { return strings.Compare(a.Label, b.Label) })
 	return nodes, nil
 }

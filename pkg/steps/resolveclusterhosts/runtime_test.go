@@ -27,11 +27,11 @@ func TestResolveClusterHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes, err := resolveclusterhosts.Run(ctx(), env.Client, ref, nil)
-	want := []resolveclusterhosts.Node{{Name: "master", Role: "master", IP: "192.0.2.11"}, {Name: "worker-1", Role: "worker", IP: "192.0.2.13"}}
+	want := []bpav1.Node{{Label: "master", Role: "master", IP: "192.0.2.11"}, {Label: "worker-1", Role: "worker", IP: "192.0.2.13"}}
 	if err != nil || !cmp.Equal(want, nodes) {
 		t.Errorf("nodes = %+v (%v), want %+v", nodes, err, want)
 	}
-	if nodes, err := resolveclusterhosts.Run(ctx(), env.Client, ref, []string{"worker-1"}); err != nil || len(nodes) != 1 || nodes[0].Name != "worker-1" {
+	if nodes, err := resolveclusterhosts.Run(ctx(), env.Client, ref, []string{"worker-1"}); err != nil || len(nodes) != 1 || nodes[0].Label != "worker-1" {
 		t.Errorf("--only worker-1: %+v (%v)", nodes, err)
 	}
 	if _, err := resolveclusterhosts.Run(ctx(), env.Client, ref, []string{"worker-9"}); err == nil || !strings.Contains(err.Error(), `"worker-9" is not in cluster cluster-abc`) {

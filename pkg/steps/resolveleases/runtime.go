@@ -13,7 +13,6 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
@@ -23,7 +22,7 @@ import (
 // BareMetalHosts' NICs, read through the API. Like every step it first checks that its CR is
 // still the one, at the generation, the Workflow was compiled from. A host without an address
 // is a retryable failure naming it: the lease may not be taken yet.
-func Run(ctx context.Context, c client.Reader, ref stepcmd.CRRef, placed []placement.Placement, leaseFile string, format leases.Format) ([]placement.Placement, error) {
+func Run(ctx context.Context, c client.Reader, ref stepcmd.CRRef, placed []bpav1.Node, leaseFile string, format leases.Format) ([]bpav1.Node, error) {
 	if err := stepcmd.Get(ctx, c, ref, &bpav1.Provisioning{}, "Provisioning"); err != nil {
 		return nil, err
 	}
@@ -43,7 +42,7 @@ func Run(ctx context.Context, c client.Reader, ref stepcmd.CRRef, placed []place
 }
 
 // ReadLeaseFile addresses the placed hosts from a DHCP server's lease file.
-func ReadLeaseFile(placed []placement.Placement, leaseFile string, format leases.Format) ([]placement.Placement, error) {
+func ReadLeaseFile(placed []bpav1.Node, leaseFile string, format leases.Format) ([]bpav1.Node, error) {
 	raw, err := os.ReadFile(leaseFile) //nolint:gosec // G304: the lease file the site configured, mounted read-only
 	if err != nil {
 		return nil, steps.Retryable(fmt.Errorf("reading the lease file: %w", err))
@@ -62,7 +61,7 @@ func ReadLeaseFile(placed []placement.Placement, leaseFile string, format leases
 }
 
 // resolve addresses the hosts; a host without an address may get one soon: retryable.
-func resolve(placed []placement.Placement, src leases.Source) ([]placement.Placement, error) {
+func resolve(placed []bpav1.Node, src leases.Source) ([]bpav1.Node, error) {
 	addressed, err := leases.Resolve(placed, src)
 	if err != nil {
 		return nil, steps.Retryable(err)

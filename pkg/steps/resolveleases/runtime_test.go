@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
@@ -17,7 +17,7 @@ import (
 func TestResolveLeasesChecksItsCR(t *testing.T) {
 	ns := env.Namespace(t)
 	_, ref := env.Provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
-	placed := []placement.Placement{{Label: "master", Role: "master", BareMetalHost: ns + "/node-1", MAC: "00:c5:16:05:61:b2"}}
+	placed := []bpav1.Node{{Label: "master", Role: "master", BareMetalHost: ns + "/node-1", MAC: "00:c5:16:05:61:b2"}}
 	file := testutil.Fixture(t, "sample-site-dnsmasq.leases")
 
 	got, err := resolveleases.Run(ctx(), env.Client, ref, placed, file, leases.FormatDnsmasq)

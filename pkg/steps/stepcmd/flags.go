@@ -1,6 +1,7 @@
 package stepcmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +19,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/atomicfile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 
@@ -119,18 +119,30 @@ func RetryableUnlessHostKey(err error) error {
 	return steps.Retryable(err)
 }
 
-// ReadHosts reads the hosts file a step hands on (discover-hosts, resolve-leases).
-func ReadHosts(path string) ([]placement.Placement, error) {
+// ReadHosts reads the hosts file a step hands on (discover-hosts, resolve-leases): a JSON list
+// of bpav1.Node, strictly: an unknown field, a node without a label or with another role is
+// refused, naming it.
+func ReadHosts(path string) ([]bpav1.Node, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []placement.Placement
-	if err := json.Unmarshal(raw, &out); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var out []bpav1.Node
+	if err := dec.Decode(&out); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(out) == 0 {
 		return nil, errors.New(path + ": no hosts")
+	}
+	for i, n := range out {
+		if n.Label == "" {
+			return nil, fmt.Errorf("%s: node %d: no label", path, i)
+		}
+		if err := n.Role.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: node %q: %w", path, n.Label, err)
+		}
 	}
 	return out, nil
 }
