@@ -9,9 +9,13 @@ all: build
 
 ##@ Development
 
+# Every tool built from Go modules is pinned by a module of its own, hack/tools/<tool>/go.mod,
+# so that its dependencies never move the product's.
+CONTROLLER_GEN := go tool -modfile=hack/tools/controller-gen/go.mod controller-gen
+
 .PHONY: generate
 generate: ## Generate deepcopy from the API markers.
-	go tool controller-gen object paths=./api/...
+	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
 manifests: ## Generate the CRDs and RBAC from the markers, and the metal3 and Argo CRDs from their modules.
@@ -32,9 +36,9 @@ vet: ## go vet.
 	go vet -tags e2e ./test/e2e/
 	go vet -tags load ./test/load/
 
-# golangci-lint v2, pinned in hack/tools/go.mod (a module of its own, so its dependencies never
+# golangci-lint v2, pinned in hack/tools/golangci-lint/go.mod (a module of its own, so its dependencies never
 # move the product's), built by the go command on first use and cached with its build cache.
-GOLANGCI_LINT := go tool -modfile=hack/tools/go.mod golangci-lint
+GOLANGCI_LINT := go tool -modfile=hack/tools/golangci-lint/go.mod golangci-lint
 
 .PHONY: lint
 lint: vet ## gofmt check, go vet and golangci-lint (.golangci.yml: depguard keeps pkg/compile and the steps' templates and decisions pure).

@@ -28,7 +28,7 @@ bin="$(hack/control-plane.sh node)"
 
 pause_cache="$cache_base/pause-$PAUSE_VERSION-kube-$KUBE_VERSION"
 if [ ! -x "$pause_cache/pause" ]; then
-  src="$(GOFLAGS=-mod=mod GOWORK=off go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')"
+  src="$(env -C hack/tools/kubernetes GOWORK=off go mod download -json k8s.io/kubernetes | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')"
   mkdir -p "$pause_cache"
   say "building pause $PAUSE_VERSION from $src/build/pause/linux/pause.c"
   gcc -Os -Wall -Werror -static -s -DVERSION="v$PAUSE_VERSION" -o "$pause_cache/pause.tmp" "$src/build/pause/linux/pause.c"

@@ -3,6 +3,8 @@
 # reference and the DAG pictures of the docs) differ from what the code generates now.
 # Regenerates into a scratch directory; the tree is never touched, even when interrupted.
 set -euo pipefail
+# controller-gen as hack/tools/controller-gen/go.mod pins it.
+controller_gen=(go tool -modfile="$(cd "$(dirname "$0")/.." && pwd)/hack/tools/controller-gen/go.mod" controller-gen)
 cd "$(dirname "$0")/.."
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -37,7 +39,7 @@ module="$scratch/module"
 mkdir -p "$module/api"
 cp go.mod go.sum "$module/"
 cp -r api/v1alpha1 "$module/api/"
-(cd "$module" && go tool controller-gen object paths=./api/...)
+(cd "$module" && "${controller_gen[@]}" object paths=./api/...)
 if ! diff -u api/v1alpha1/zz_generated.deepcopy.go "$module/api/v1alpha1/zz_generated.deepcopy.go"; then
   echo "verify: api/v1alpha1/zz_generated.deepcopy.go is stale: run 'make generate' and commit the result" >&2
   stale=1

@@ -863,3 +863,32 @@ func TestFanOutItemsAreNodes(t *testing.T) {
 		t.Errorf("%d item references, want the node's label, role and address", seen)
 	}
 }
+
+// TestToolsFollowGoMod: the control plane, the node and Argo the tests run are built from
+// hack/tools/<tool>/go.mod; they must be the Kubernetes and the Argo the product is built
+// against (its go.mod), or the suites test another pairing than the one shipped.
+func TestToolsFollowGoMod(t *testing.T) {
+	read := func(path string) string {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	version := func(gomod, module string) string {
+		m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + regexp.QuoteMeta(module) + ` (v\S+)`).FindStringSubmatch(gomod)
+		if m == nil {
+			t.Fatalf("no %s in go.mod", module)
+		}
+		return m[1]
+	}
+	product := read("../../go.mod")
+	kube := strings.Replace(version(product, "k8s.io/api"), "v0.", "v1.", 1)
+	if got := version(read("../../hack/tools/kubernetes/go.mod"), "k8s.io/kubernetes"); got != kube {
+		t.Errorf("hack/tools/kubernetes builds Kubernetes %s; the product is built against %s: run hack/tools/update-kubernetes.sh", got, kube)
+	}
+	argo := version(product, "github.com/argoproj/argo-workflows/v3")
+	if got := version(read("../../hack/tools/argo/go.mod"), "github.com/argoproj/argo-workflows/v3"); got != argo {
+		t.Errorf("hack/tools/argo builds Argo %s; the product is built against %s", got, argo)
+	}
+}

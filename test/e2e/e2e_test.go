@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -55,10 +56,27 @@ const (
 	stepImage      = compile.DefaultStepImage
 	kubesprayImage = "kubespray-standin:v2.28.0"
 	kubectlImage   = compile.DefaultKubectlImage
-	executorImage  = "argoexec:v3.7.18"
 	// stageWait bounds each stage: Argo's requeue is 1 s here, and one retry backs off 30 s.
 	stageWait = 3 * time.Minute
 )
+
+// executorImage is Argo's executor as hack/node-images.sh tags it: the Argo the product is built
+// against (its go.mod), as the workflow-controller the suite runs.
+var executorImage = "argoexec:" + argoVersion()
+
+// argoVersion is the version of Argo the product's go.mod requires (test binaries carry no
+// module information to read it from).
+func argoVersion() string {
+	raw, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		panic(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*github\.com/argoproj/argo-workflows/v3 (v\S+)`).FindSubmatch(raw)
+	if m == nil {
+		panic("go.mod requires no github.com/argoproj/argo-workflows/v3")
+	}
+	return string(m[1])
+}
 
 var envClient client.Client
 

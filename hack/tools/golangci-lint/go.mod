@@ -1,6 +1,6 @@
 // Build tools kept out of the product's module, so that their dependencies never move the
-// product's: run them with `go tool -modfile=hack/tools/go.mod NAME`.
-module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools
+// product's: run it with `go tool -modfile=hack/tools/golangci-lint/go.mod golangci-lint`.
+module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/golangci-lint
 
 go 1.25.7
 
