@@ -195,16 +195,7 @@ func Software(in *bpav1.Software, opts Options) (*wfv1.Workflow, error) {
 		}
 	}
 	d.addTask(wfv1.DAGTask{Name: resolveclusterhosts.Name, Template: resolveclusterhosts.Name})
-	d.addTask(wfv1.DAGTask{
-		Name:      installsoftware.Name,
-		Template:  installsoftware.Name,
-		WithParam: "{{tasks." + resolveclusterhosts.Name + ".outputs.parameters." + steps.NodesParam + "}}",
-		Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
-			{Name: installsoftware.NodeParam, Value: wfv1.AnyStringPtr("{{item.label}}")},
-			{Name: installsoftware.RoleParam, Value: wfv1.AnyStringPtr("{{item.role}}")},
-			{Name: installsoftware.AddressParam, Value: wfv1.AnyStringPtr("{{item.ip}}")},
-		}},
-	}, resolveclusterhosts.Name)
+	d.addTask(installsoftware.FanOut("{{tasks."+resolveclusterhosts.Name+".outputs.parameters."+steps.NodesParam+"}}"), resolveclusterhosts.Name)
 	templates, err := d.build(SoftwareEntrypoint)
 	if err != nil {
 		return nil, err

@@ -81,3 +81,18 @@ func SiteRegistryVolume(secret string) corev1.Volume {
 		Items:      []corev1.KeyToPath{{Key: steps.SiteRegistryCAKey, Path: steps.SiteRegistryCAKey}},
 	}}}
 }
+
+// FanOut is the task that runs the step once per node of nodes, a JSON list of bpav1.Node
+// (resolve-cluster-hosts' output): each pod gets the node's label, roles and address.
+func FanOut(nodes string) wfv1.DAGTask {
+	return wfv1.DAGTask{
+		Name:      Name,
+		Template:  Name,
+		WithParam: nodes,
+		Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
+			{Name: NodeParam, Value: wfv1.AnyStringPtr("{{item.label}}")},
+			{Name: RoleParam, Value: wfv1.AnyStringPtr("{{item.role}}")},
+			{Name: AddressParam, Value: wfv1.AnyStringPtr("{{item.ip}}")},
+		}},
+	}
+}
