@@ -7,7 +7,7 @@
 # (a placeholder index.html stands in). src is git-ignored and laid out again when missing.
 set -euo pipefail
 dir="$(cd "$(dirname "$0")" && pwd)"
-version="$(sed -n 's#^require github.com/argoproj/argo-workflows/v3 \(v[^ ]*\)$#\1#p' "$dir/go.mod")"
+version="$(env -C "$dir" GOWORK=off go list -m -f '{{.Version}}' github.com/argoproj/argo-workflows/v3)"
 [ -n "$version" ] || { echo "argo/prepare: no argo-workflows version in $dir/go.mod" >&2; exit 1; }
 if [ -f "$dir/src/.version" ] && [ "$(cat "$dir/src/.version")" = "$version" ]; then
   exit 0
