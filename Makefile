@@ -35,6 +35,7 @@ vet: ## go vet.
 	go vet ./...
 	go vet -tags e2e ./test/e2e/
 	go vet -tags load ./test/load/
+	go vet -tags vm ./test/vm/
 
 # golangci-lint v2, pinned in hack/tools/golangci-lint/go.mod (a module of its own, so its dependencies never
 # move the product's), built by the go command on first use and cached with its build cache.
@@ -43,11 +44,11 @@ GOLANGCI_LINT := go tool -modfile=hack/tools/golangci-lint/go.mod golangci-lint
 .PHONY: lint
 lint: vet ## gofmt check, go vet and golangci-lint (.golangci.yml: depguard keeps pkg/compile and the steps' templates and decisions pure).
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "not gofmt'd: $$bad"; exit 1; fi
-	$(GOLANGCI_LINT) run --build-tags e2e,load ./...
+	$(GOLANGCI_LINT) run --build-tags e2e,load,vm ./...
 
 .PHONY: lint-fix
 lint-fix: ## golangci-lint's fixes.
-	$(GOLANGCI_LINT) run --build-tags e2e,load --fix ./...
+	$(GOLANGCI_LINT) run --build-tags e2e,load,vm --fix ./...
 
 .PHONY: verify
 verify: ## Fail when the committed generated files (manifests, deepcopy, docs) are stale; never writes the tree.
@@ -64,8 +65,8 @@ test-deps: ## Install what the tests need (ansible-core, openssh-server; etcd an
 test: test-deps lint verify ## Every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation, envtest, sshd; then e2e (as root).
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory test-race
-	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory e2e; \
-	else echo "e2e: needs root (mount namespaces): not run here; run 'sudo make e2e'"; fi
+	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory e2e vms; \
+	else echo "e2e, vms: need root (mount and network namespaces): not run here; run 'sudo make e2e vms'"; fi
 
 .PHONY: test-race
 test-race: ## The reconcilers with 8 workers each under the race detector (envtest).
@@ -84,6 +85,11 @@ e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Ar
 	hack/control-plane.sh node >/dev/null
 	hack/node-images.sh
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags e2e -count=1 -v -timeout 20m ./test/e2e/
+
+.PHONY: vms
+vms: ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, SSH, placement (root).
+	hack/install-test-deps.sh
+	BPA_VM_IMAGE="$$(hack/vm-image.sh)" go test -tags vm -count=1 -v -timeout 15m ./test/vm/
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

@@ -3,7 +3,8 @@
 # every rendered inventory), openssh-server (the SSH steps are tested against a real sshd; the
 # package's own service is not started), dnsmasq-base and busybox (the end-to-end suite's DHCP
 # server and client), apt-utils (apt-ftparchive builds the test nodes' package repositories),
-# containerd, runc, containernetworking-plugins and mmdebstrap (the end-to-end suite's node).
+# containerd, runc, containernetworking-plugins and mmdebstrap (the end-to-end suite's node),
+# qemu-system-x86 and qemu-utils (the site's servers as virtual machines).
 # Needs root, or sudo, for apt-get.
 set -euo pipefail
 
@@ -26,6 +27,11 @@ command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
 command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
+# The site's servers are virtual machines: QEMU's software emulation runs them (qemu-system-x86,
+# qemu-img from qemu-utils), and hack/vm-image.sh makes their ext4 image (mkfs.ext4: e2fsprogs).
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need+=(qemu-system-x86)
+command -v qemu-img >/dev/null 2>&1 || need+=(qemu-utils)
+command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 # The node's pause image is built static from Kubernetes' pause.c, as its Makefile does.
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || need+=(libc6-dev)

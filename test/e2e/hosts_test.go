@@ -86,7 +86,7 @@ func startSite(t *testing.T, dir string) *testSite {
 // startDHCP starts dnsmasq on the bridge, handing each host's MAC its address.
 func (s *testSite) startDHCP(t *testing.T, dir string, hosts []*testHost) {
 	t.Helper()
-	args := []string{"netns", "exec", s.prefix + "-br", "dnsmasq", "--keep-in-foreground", "--no-resolv", "--no-hosts", "--port=0",
+	args := []string{"netns", "exec", s.prefix + "-br", "dnsmasq", "--keep-in-foreground", "--user=root", "--group=root", "--no-resolv", "--no-hosts", "--port=0",
 		"--interface=br0", "--bind-interfaces", "--dhcp-range=" + s.Subnet + ".100," + s.Subnet + ".200,255.255.255.0",
 		"--dhcp-leasefile=" + s.LeaseFile, "--pid-file=" + filepath.Join(dir, "dnsmasq.pid"),
 		"--log-facility=" + filepath.Join(dir, "dnsmasq.log")}

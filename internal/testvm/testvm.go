@@ -1,0 +1,370 @@
+// Package testvm boots the site's servers as virtual machines for the tests: QEMU's software
+// emulation (TCG; this machine's /dev/kvm is PVM, which Debian's kernels cannot use) running
+// Debian's own kernel on the image hack/vm-image.sh builds, each machine on a tap device of a
+// bridge in a network namespace the test creates, addressed by a real dnsmasq by MAC, and
+// reachable from the test's namespace through a veth, with no route to anything else. Every
+// machine and process is stopped when the test ends, by PID, and dies with the test process
+// (SIGKILL on its death); the site's namespace has no name: a process holds it, so it and
+// everything in it (the bridge, the taps, the veth) go when that process does, even when the
+// test is killed.
+package testvm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// AdminUser is the image's admin user, the one metal3's user data would create: the site's SSH
+// key logs in as it, and it may sudo without a password.
+const AdminUser = "bpa"
+
+// Image is a built server image (hack/vm-image.sh's cache directory).
+type Image struct {
+	Root, Kernel, Initrd string
+}
+
+// ImageIn is the image in dir.
+func ImageIn(dir string) Image {
+	return Image{Root: filepath.Join(dir, "root.qcow2"), Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initrd.img")}
+}
+
+// Skip skips the test, saying why, when this machine cannot boot the site's machines: not
+// root (network namespaces, tap devices), QEMU missing, or the image not built.
+func Skip(t *testing.T, imageDir string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("the site's machines need root (network namespaces, tap devices): run as root")
+	}
+	for _, tool := range []string{"qemu-system-x86_64", "qemu-img", "mkfs.ext4", "dnsmasq", "ip", "unshare", "nsenter"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is missing: run hack/install-test-deps.sh", tool)
+		}
+	}
+	if imageDir == "" {
+		t.Skip("no server image: set BPA_VM_IMAGE to hack/vm-image.sh's output (make vms does)")
+	}
+	for _, f := range []string{"root.qcow2", "vmlinuz", "initrd.img"} {
+		if _, err := os.Stat(filepath.Join(imageDir, f)); err != nil {
+			t.Fatalf("BPA_VM_IMAGE=%s holds no %s: run hack/vm-image.sh", imageDir, f)
+		}
+	}
+}
+
+// Site is the site's network: a namespace holding the bridge, dnsmasq and the machines' tap
+// devices, joined to the test's namespace by a veth.
+type Site struct {
+	// NetNS is the site's network namespace, as a path (/proc/PID/ns/net of the process that
+	// holds it).
+	NetNS string
+	// Subnet is the /24's first three octets; the test's side of the veth is .1, the bridge .2,
+	// machines get .11 onwards by MAC.
+	Subnet string
+	// LeaseFile is dnsmasq's lease file, as it writes it.
+	LeaseFile string
+	dir       string
+	prefix    string
+	holder    string // the PID holding the namespace
+	machines  []*Machine
+	dnsmasq   *exec.Cmd
+}
+
+// Spec is a machine to boot: what metal3's inspection would report of it.
+type Spec struct {
+	Name      string
+	CPUs      int
+	MemoryMiB int
+}
+
+// Machine is a booted machine.
+type Machine struct {
+	Spec
+	// MAC of its one NIC, and the address dnsmasq hands it.
+	MAC, IP string
+	// Console is the file its serial console writes to.
+	Console string
+	// Booted is when QEMU started.
+	Booted time.Time
+	cmd    *exec.Cmd
+	disk   string
+	tap    string
+}
+
+func run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// in runs a command in the site's namespace.
+func (s *Site) in(t *testing.T, name string, args ...string) {
+	t.Helper()
+	run(t, "nsenter", append([]string{"--net=" + s.NetNS, "--", name}, args...)...)
+}
+
+// inCommand is a command to start in the site's namespace.
+func (s *Site) inCommand(name string, args ...string) *exec.Cmd {
+	return exec.Command("nsenter", append([]string{"--net=" + s.NetNS, "--", name}, args...)...)
+}
+
+// waitForNetNS waits until process pid has left the test's network namespace.
+func waitForNetNS(t *testing.T, pid int) {
+	t.Helper()
+	self, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid)); err == nil && ns != self {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("process %d never entered a network namespace of its own", pid)
+}
+
+// dieWithTest makes a child process get SIGKILL when the test process dies, even by SIGKILL.
+func dieWithTest() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// NewSite creates the site's network for machines with specs, with MACs and addresses given out
+// in order, and starts dnsmasq on it. Nothing is booted yet.
+func NewSite(t *testing.T, subnet string, specs []Spec) *Site {
+	t.Helper()
+	suffix := make([]byte, 2)
+	_, _ = rand.Read(suffix)
+	s := &Site{Subnet: subnet, dir: t.TempDir(), prefix: "bpavm" + hex.EncodeToString(suffix)}
+	holder := exec.Command("unshare", "--net", "--", "sleep", "infinity")
+	holder.SysProcAttr = dieWithTest()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stop(holder) })
+	s.holder = strconv.Itoa(holder.Process.Pid)
+	s.NetNS = "/proc/" + s.holder + "/ns/net"
+	waitForNetNS(t, holder.Process.Pid)
+	s.LeaseFile = filepath.Join(s.dir, "dnsmasq.leases")
+	s.in(t, "ip", "link", "set", "lo", "up")
+	s.in(t, "ip", "link", "add", "br0", "type", "bridge")
+	s.in(t, "ip", "addr", "add", subnet+".2/24", "dev", "br0")
+	s.in(t, "ip", "link", "set", "br0", "up")
+	// The test's side: the steps reach the machines through it. It goes with its peer.
+	run(t, "ip", "link", "add", s.prefix, "type", "veth", "peer", "name", "test", "netns", s.holder)
+	run(t, "ip", "addr", "add", subnet+".1/24", "dev", s.prefix)
+	run(t, "ip", "link", "set", s.prefix, "up")
+	s.in(t, "ip", "link", "set", "test", "master", "br0")
+	s.in(t, "ip", "link", "set", "test", "up")
+
+	for i, spec := range specs {
+		m := &Machine{Spec: spec, MAC: fmt.Sprintf("52:54:00:%s:%02x:%02x", hex.EncodeToString(suffix[:1]), suffix[1], i+1),
+			IP: fmt.Sprintf("%s.%d", subnet, 11+i), tap: fmt.Sprintf("tap%d", i)}
+		s.machines = append(s.machines, m)
+	}
+	s.StartDHCP(t)
+	return s
+}
+
+// StartDHCP starts dnsmasq (again) on the bridge: each machine's MAC gets its address, with no
+// router and no DNS server, so nothing outside the site is reachable. Restarting it while a
+// machine asks is one of the faults a real site has.
+func (s *Site) StartDHCP(t *testing.T) {
+	t.Helper()
+	// --user=root --group=root: dnsmasq would otherwise switch to its own user and group, and a
+	// process whose user or group changes loses the signal that kills it with the test.
+	args := []string{"--keep-in-foreground", "--user=root", "--group=root", "--no-resolv", "--no-hosts", "--port=0",
+		"--interface=br0", "--bind-interfaces", "--dhcp-range=" + s.Subnet + ".100," + s.Subnet + ".200,255.255.255.0,1h",
+		"--dhcp-option=option:router", "--dhcp-option=option:dns-server",
+		"--dhcp-leasefile=" + s.LeaseFile, "--log-facility=" + filepath.Join(s.dir, "dnsmasq.log")}
+	for _, m := range s.machines {
+		args = append(args, "--dhcp-host="+m.MAC+","+m.IP+","+m.Name)
+	}
+	cmd := s.inCommand("dnsmasq", args...)
+	cmd.SysProcAttr = dieWithTest()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.dnsmasq = cmd
+	t.Cleanup(func() { stop(cmd) })
+}
+
+// StopDHCP stops dnsmasq, by its PID.
+func (s *Site) StopDHCP() { stop(s.dnsmasq) }
+
+func stop(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+}
+
+// Machines are the site's machines, in the order of their specs.
+func (s *Site) Machines() []*Machine { return s.machines }
+
+// Boot starts every machine from image: a copy-on-write overlay of its root filesystem, and a
+// seed disk (label BPA-SEED, as metal3's config drive carries user data) with its hostname and
+// authorizedKey for the admin user.
+func (s *Site) Boot(t *testing.T, image Image, authorizedKey ssh.PublicKey) {
+	t.Helper()
+	for _, m := range s.machines {
+		s.boot(t, image, authorizedKey, m)
+	}
+}
+
+func (s *Site) boot(t *testing.T, image Image, authorizedKey ssh.PublicKey, m *Machine) {
+	t.Helper()
+	dir := filepath.Join(s.dir, m.Name)
+	seed := filepath.Join(dir, "seed")
+	if err := os.MkdirAll(seed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seed, "hostname"), []byte(m.Name+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seed, "authorized_keys"), ssh.MarshalAuthorizedKey(authorizedKey), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seedImage := filepath.Join(dir, "seed.img")
+	run(t, "truncate", "-s", "8M", seedImage)
+	run(t, "mkfs.ext4", "-q", "-L", "BPA-SEED", "-d", seed, seedImage)
+	m.disk = filepath.Join(dir, "root.qcow2")
+	run(t, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", image.Root, m.disk)
+	s.in(t, "ip", "tuntap", "add", "dev", m.tap, "mode", "tap")
+	s.in(t, "ip", "link", "set", m.tap, "master", "br0")
+	s.in(t, "ip", "link", "set", m.tap, "up")
+	m.Console = filepath.Join(dir, "console.log")
+	m.cmd = s.inCommand("qemu-system-x86_64",
+		"-name", m.Name, "-accel", "tcg,thread=multi", "-cpu", "max",
+		"-smp", strconv.Itoa(m.CPUs), "-m", strconv.Itoa(m.MemoryMiB),
+		"-kernel", image.Kernel, "-initrd", image.Initrd, "-append", "root=/dev/vda rw console=ttyS0 panic=-1",
+		"-drive", "file="+m.disk+",if=virtio,format=qcow2",
+		"-drive", "file="+seedImage+",if=virtio,format=raw,readonly=on",
+		"-netdev", "tap,id=n0,ifname="+m.tap+",script=no,downscript=no",
+		"-device", "virtio-net-pci,netdev=n0,mac="+m.MAC,
+		"-display", "none", "-monitor", "none", "-serial", "file:"+m.Console)
+	m.cmd.SysProcAttr = dieWithTest()
+	out, err := os.Create(filepath.Join(dir, "qemu.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cmd.Stdout, m.cmd.Stderr = out, out
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = out.Close()
+	m.Booted = time.Now()
+	cmd := m.cmd
+	t.Cleanup(func() { stop(cmd) })
+}
+
+// PowerOff stops the machine at once, as pulling its power would.
+func (m *Machine) PowerOff() { stop(m.cmd) }
+
+// RSS is the resident memory of the machine's QEMU, in bytes.
+func (m *Machine) RSS() (int64, error) {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return 0, errors.New("not running")
+	}
+	// nsenter executes QEMU in its own process: the PID is QEMU's.
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+// Dial logs in to the machine over SSH as user with signer, waiting until it answers or ctx
+// ends; it returns the client and the host key the machine presented. The tests compare host
+// keys themselves: the machines make theirs on first boot.
+func (m *Machine) Dial(ctx context.Context, user string, signer ssh.Signer) (*ssh.Client, ssh.PublicKey, error) {
+	var hostKey ssh.PublicKey
+	cfg := &ssh.ClientConfig{
+		User: user, Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)}, Timeout: 10 * time.Second,
+		HostKeyCallback: func(_ string, _ net.Addr, key ssh.PublicKey) error { hostKey = key; return nil },
+	}
+	addr := net.JoinHostPort(m.IP, "22")
+	var last error
+	for {
+		c, err := ssh.Dial("tcp", addr, cfg)
+		if err == nil {
+			return c, hostKey, nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			tail, _ := os.ReadFile(m.Console)
+			return nil, nil, fmt.Errorf("machine %s (%s) did not answer SSH: %w; its console ends:\n%s", m.Name, addr, last, lastLines(string(tail), 15))
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Run runs command on c and returns its stdout, failing the test with its stderr.
+func Run(t *testing.T, c *ssh.Client, command string) string {
+	t.Helper()
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var stdout, stderr strings.Builder
+	sess.Stdout, sess.Stderr = &stdout, &stderr
+	if err := sess.Run(command); err != nil {
+		t.Fatalf("%s: %v\n%s", command, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// PIDs are the site's processes: the namespace's holder, dnsmasq and every machine's QEMU.
+func (s *Site) PIDs() []int {
+	var pids []int
+	if n, err := strconv.Atoi(s.holder); err == nil {
+		pids = append(pids, n)
+	}
+	for _, cmd := range append([]*exec.Cmd{s.dnsmasq}, s.machineCommands()...) {
+		if cmd != nil && cmd.Process != nil {
+			pids = append(pids, cmd.Process.Pid)
+		}
+	}
+	return pids
+}
+
+func (s *Site) machineCommands() []*exec.Cmd {
+	var cmds []*exec.Cmd
+	for _, m := range s.machines {
+		cmds = append(cmds, m.cmd)
+	}
+	return cmds
+}
+
+// Link is the test's end of the veth into the site.
+func (s *Site) Link() string { return s.prefix }
