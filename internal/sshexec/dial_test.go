@@ -78,3 +78,37 @@ func currentUser(t *testing.T) string {
 	}
 	return u.Username
 }
+
+// TestLostConnectionIsNotAnExit: a node that goes down under a command (a reboot, a power cut)
+// is a lost connection, which the steps wait out, never mistaken for the command's failure;
+// a command that exits non-zero is not a lost connection.
+func TestLostConnectionIsNotAnExit(t *testing.T) {
+	sshd := testsshd.Start(t)
+	c, err := dial(t, sshd, pins{sshd.Addr(): sshd.HostKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Run(context.Background(), "false"); err == nil || sshexec.Lost(err) {
+		t.Fatalf("false: %v; want an exit, not a lost connection", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(context.Background(), "sleep 30")
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the command runs
+	sshd.Stop()
+	select {
+	case err := <-done:
+		var exit *sshexec.ExitError
+		if !sshexec.Lost(err) || errors.As(err, &exit) {
+			t.Fatalf("the node went down under sleep: %v; want a lost connection", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command never returned after the node went down")
+	}
+	if _, err := c.Run(context.Background(), "true"); !sshexec.Lost(err) {
+		t.Fatalf("a new session on a node that is down: %v; want a lost connection", err)
+	}
+}

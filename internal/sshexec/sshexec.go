@@ -74,6 +74,27 @@ func (e *ExitError) Error() string {
 	return msg
 }
 
+// ConnectionLostError is a command that could not run, or could not finish, because the
+// connection to the node failed: a session refused, the connection reset or closed before the
+// command's exit status came back. The node may be rebooting: it is worth trying again.
+type ConnectionLostError struct {
+	Addr    string
+	Command string
+	Err     error
+}
+
+func (e *ConnectionLostError) Error() string {
+	return fmt.Sprintf("%s on %s: the connection was lost: %v", e.Command, e.Addr, e.Err)
+}
+
+func (e *ConnectionLostError) Unwrap() error { return e.Err }
+
+// Lost reports whether err is a connection to a node lost under a command.
+func Lost(err error) bool {
+	var lost *ConnectionLostError
+	return errors.As(err, &lost)
+}
+
 // Config says how to reach nodes.
 type Config struct {
 	User   string
@@ -295,7 +316,7 @@ func SudoRefused(err error) error {
 func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err error) {
 	s, err := c.client.NewSession()
 	if err != nil {
-		return nil, fmt.Errorf("opening a session on %s: %w", c.addr, err)
+		return nil, &ConnectionLostError{Addr: c.addr, Command: program(command), Err: fmt.Errorf("opening a session: %w", err)}
 	}
 	defer s.Close()
 	// What a node prints is bounded: a node that floods its output fails the command, and only
@@ -319,7 +340,9 @@ func (c *Client) Run(ctx context.Context, command string) (stdout []byte, err er
 		if errors.As(err, &exit) {
 			return out.Bytes(), &ExitError{Command: program(command), Status: exit.ExitStatus(), Stderr: errb.String()}
 		}
-		return nil, fmt.Errorf("running %s on %s: %w", program(command), c.addr, err)
+		// No exit status: the connection failed under the command (ssh.ExitMissingError, or the
+		// transport's own error).
+		return nil, &ConnectionLostError{Addr: c.addr, Command: program(command), Err: err}
 	}
 	return out.Bytes(), nil
 }

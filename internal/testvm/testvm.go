@@ -240,13 +240,17 @@ func (s *Site) boot(t *testing.T, image Image, authorizedKey ssh.PublicKey, m *M
 		t.Fatal(err)
 	}
 	seedImage := filepath.Join(dir, "seed.img")
+	_ = os.Remove(seedImage)
 	run(t, "truncate", "-s", "8M", seedImage)
 	run(t, "mkfs.ext4", "-q", "-L", "BPA-SEED", "-d", seed, seedImage)
 	m.disk = filepath.Join(dir, "root.qcow2")
+	_ = os.Remove(m.disk)
 	run(t, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", image.Root, m.disk)
-	s.in(t, "ip", "tuntap", "add", "dev", m.tap, "mode", "tap")
-	s.in(t, "ip", "link", "set", m.tap, "master", "br0")
-	s.in(t, "ip", "link", "set", m.tap, "up")
+	if m.cmd == nil { // a machine rebuilt keeps its tap
+		s.in(t, "ip", "tuntap", "add", "dev", m.tap, "mode", "tap")
+		s.in(t, "ip", "link", "set", m.tap, "master", "br0")
+		s.in(t, "ip", "link", "set", m.tap, "up")
+	}
 	m.Console = filepath.Join(dir, "console.log")
 	m.cmd = s.inCommand("qemu-system-x86_64",
 		"-name", m.Name, "-accel", "tcg,thread=multi", "-cpu", "max",
@@ -270,6 +274,14 @@ func (s *Site) boot(t *testing.T, image Image, authorizedKey ssh.PublicKey, m *M
 	m.Booted = time.Now()
 	cmd := m.cmd
 	t.Cleanup(func() { stop(cmd) })
+}
+
+// Rebuild powers the machine off and boots it again from a fresh copy of image, as metal3
+// provisioning it again would: same MAC and address, new host keys and machine id.
+func (s *Site) Rebuild(t *testing.T, m *Machine, image Image, authorizedKey ssh.PublicKey) {
+	t.Helper()
+	m.PowerOff()
+	s.boot(t, image, authorizedKey, m)
 }
 
 // PowerOff stops the machine at once, as pulling its power would.

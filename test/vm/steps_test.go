@@ -1,0 +1,371 @@
+//go:build vm
+
+package vm_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
+)
+
+// sitePackages are what the site's repository carries: what the Software installs.
+var sitePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Name: "jq", Version: "1.6-2"}, {Name: "tmux", Version: "3.3a-3"}}
+
+// TestStepsOnVirtualMachines runs the steps' own runtimes against the site's machines, as the
+// step pods run them, with a real API server: discover-hosts claims the BareMetalHosts that
+// describe them, resolve-leases reads dnsmasq's lease file, pin-host-keys pins the keys the
+// machines made on first boot, render-inventory's inventory drives the real ansible-playbook
+// (the kubespray stand-in's cluster.yml) on them as the admin user with become,
+// fetch-kubeconfig reads admin.conf through sudo, and install-software installs with each
+// machine's own apt-get and dpkg from a repository the suite serves on the site network.
+// Then a machine rebuilt from its image (new host key) is refused until its BareMetalHost
+// says it was provisioned again, and then pinned afresh.
+func TestStepsOnVirtualMachines(t *testing.T) {
+	imageDir := os.Getenv("BPA_VM_IMAGE")
+	testvm.Skip(t, imageDir)
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx := context.Background()
+
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "ssh-privatekey")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sshOpts := stepcmd.SSHOptions{KeyFile: keyFile, Port: 22, Timeout: 20 * time.Second}
+
+	site := testvm.NewSite(t, "10.253.0", []testvm.Spec{{Name: "vm-master", CPUs: 1, MemoryMiB: 1024}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 1024}})
+	site.Boot(t, testvm.ImageIn(imageDir), signer.PublicKey())
+
+	// The site's package repository, served on the site network (the machines have no other).
+	repo := testutil.NewAptNode(t, testutil.DpkgStatus, sitePackages...)
+	l, err := net.Listen("tcp", site.Subnet+".1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(filepath.Join(repo.Dir, "repo"))), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	bootCtx, cancel := context.WithTimeout(ctx, bootWait)
+	defer cancel()
+	clients := map[string]*ssh.Client{}
+	for _, m := range site.Machines() {
+		c, _, err := m.Dial(bootCtx, testvm.AdminUser, signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		clients[m.Name] = c
+		// The site's mirror, as the site's user data sets it: Debian's own sources are out of
+		// reach.
+		testvm.Run(t, c, "sudo -n rm -f /etc/apt/sources.list /etc/apt/sources.list.d/debian.sources && "+
+			"echo 'deb [trusted=yes] http://"+l.Addr().String()+"/ ./' | sudo -n tee /etc/apt/sources.list.d/site.list >/dev/null")
+	}
+	master, worker := site.Machines()[0], site.Machines()[1]
+
+	ns := env.Namespace(t)
+	for _, m := range site.Machines() {
+		createHost(t, env, m, ns)
+	}
+	p := &bpav1.Provisioning{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "provisioning-vm", Labels: map[string]string{bpav1.ClusterLabel: "cluster-abc"}},
+		Spec: bpav1.ProvisioningSpec{
+			Masters:      []bpav1.HostEntry{{"master": {MACAddress: master.MAC}}},
+			Workers:      []bpav1.HostEntry{{"worker": {MACAddress: worker.MAC}}},
+			HostSelector: &bpav1.HostSelector{Namespaces: []string{ns}},
+			SSH:          &bpav1.SSHAccess{User: testvm.AdminUser},
+		},
+	}
+	if err := env.Client.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	ref := stepcmd.CRRef{Namespace: ns, Name: p.Name, UID: string(p.UID), Generation: p.Generation}
+
+	placed, err := discoverhosts.Run(ctx, env.Client, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addressed, err := resolveleases.Run(ctx, env.Client, ref, placed, site.LeaseFile, leases.FormatDnsmasq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range addressed {
+		if want := map[string]string{"master": master.IP, "worker": worker.IP}[n.Label]; n.IP != want {
+			t.Fatalf("%s at %q, want %s (its lease)", n.Label, n.IP, want)
+		}
+	}
+	if err := pinhostkeys.Run(ctx, env.Client, ref, addressed, 22, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	// kubespray's stand-in, run as run-kubespray runs kubespray: the rendered inventory and extra
+	// variables, strict host key checking against the pins, the admin user with become.
+	inventory, extraVars, err := renderinventory.Run(ctx, env.Client, ref, addressed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testvm.Run(t, clients[master.Name], "sudo -n install -d /etc/kubernetes/stand-in && echo '"+testutil.AdminConf("\n    token: vm-token")+"' | sudo -n tee /etc/kubernetes/stand-in/admin.conf >/dev/null")
+	runKubespray(t, env, ns, p, inventory, extraVars, keyFile)
+	if joined := testvm.Run(t, clients[worker.Name], "cat /etc/kubernetes/joined"); !strings.HasPrefix(joined, "worker ") {
+		t.Errorf("the worker's join mark: %q", joined)
+	}
+
+	run := fetchkubeconfig.KubeconfigRun{Master: "master", User: testvm.AdminUser}
+	if err := fetchkubeconfig.Run(ctx, env.Client, ref, run, addressed, fetchkubeconfig.DefaultAdminConf, sshOpts); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cluster-abc-kubeconfig"}, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	if v := string(kubeconfig.Data[bpav1.KubeconfigSecretKey]); !strings.Contains(v, "https://"+master.IP+":") || !strings.Contains(v, "vm-token") {
+		t.Errorf("the stored kubeconfig does not reach the master at %s with its token", master.IP)
+	}
+
+	// install-software with each machine's own apt-get and dpkg, through sudo.
+	swRef := env.Software(t, ns, bpav1.SoftwareSpec{
+		MasterSoftware: []bpav1.SoftwarePackage{{Name: "jq", Version: "1.6-2"}, {Name: "htop"}},
+		WorkerSoftware: []bpav1.SoftwarePackage{{Name: "tmux"}},
+		SSH:            &bpav1.SSHAccess{User: testvm.AdminUser},
+	})
+	nodes, err := resolveclusterhosts.Run(ctx, env.Client, swRef, nil)
+	if err != nil || len(nodes) != 2 {
+		t.Fatalf("the cluster's nodes: %v %v", nodes, err)
+	}
+	for _, n := range nodes {
+		start := time.Now()
+		report, err := installsoftware.Run(ctx, env.Client, swRef, n.Label, n.Role, n.IP, installsoftware.InstallOptions{SSH: sshOpts})
+		if err != nil {
+			t.Fatalf("install-software on %s: %v (report %+v)", n.Label, err, report)
+		}
+		t.Logf("install-software on %s (%s): %s changed %v in %.0f s", n.Label, n.IP, report.PackageManager, report.Changed, time.Since(start).Seconds())
+		again, err := installsoftware.Run(ctx, env.Client, swRef, n.Label, n.Role, n.IP, installsoftware.InstallOptions{SSH: sshOpts})
+		if err != nil || len(again.Changed) != 0 {
+			t.Errorf("a second run on %s changed %v (%v); want nothing", n.Label, again.Changed, err)
+		}
+	}
+	if got := testvm.Run(t, clients[master.Name], "dpkg-query -W -f '${Package}=${Version} ' jq htop"); got != "htop=3.2.2-2 jq=1.6-2 " {
+		t.Errorf("the master's dpkg says %q", got)
+	}
+	if got := testvm.Run(t, clients[worker.Name], "dpkg-query -W -f '${Package}=${Version}' tmux"); got != "tmux=3.3a-3" {
+		t.Errorf("the worker's dpkg says %q", got)
+	}
+
+	// The master rebooted in the middle of install-software: the step fails, waiting (exit 75),
+	// and Argo's retries (here: the same loop, bounded) converge once the machine is back.
+	sw := &bpav1.Software{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: swRef.Name}, sw); err != nil {
+		t.Fatal(err)
+	}
+	sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "tmux"})
+	if err := env.Client.Update(ctx, sw); err != nil {
+		t.Fatal(err)
+	}
+	swRef.Generation = sw.Generation
+	rebooted := make(chan string, 1)
+	go func() { rebooted <- rebootWhileApt(clients[master.Name]) }()
+	var attempts []string
+	var report installsoftware.Report
+	retryCtx, cancel := context.WithTimeout(ctx, bootWait)
+	defer cancel()
+	for {
+		report, err = installsoftware.Run(ctx, env.Client, swRef, "master", bpav1.RoleMaster, master.IP, installsoftware.InstallOptions{SSH: sshOpts})
+		if err == nil {
+			break
+		}
+		attempts = append(attempts, err.Error())
+		if !steps.IsRetryable(err) {
+			t.Fatalf("install-software on a master that rebooted: a final failure after %d attempts: %v\n(the reboot: %s)", len(attempts), err, <-rebooted)
+		}
+		select {
+		case <-retryCtx.Done():
+			t.Fatalf("install-software never converged after the reboot: %v", attempts)
+		case <-time.After(5 * time.Second):
+		}
+	}
+	t.Logf("the master rebooted during install-software (%s); %d attempts failed, waiting, first %q; then it converged: changed %v", <-rebooted, len(attempts), first(attempts), report.Changed)
+	if len(attempts) == 0 {
+		t.Errorf("install-software never saw the reboot")
+	}
+	clients[master.Name], _, err = master.Dial(bootCtx, testvm.AdminUser, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testvm.Run(t, clients[master.Name], "dpkg-query -W -f '${Package}=${Version} ' jq htop tmux"); got != "htop=3.2.2-2 jq=1.6-2 tmux=3.3a-3 " {
+		t.Errorf("after the reboot, the master's dpkg says %q", got)
+	}
+
+	// The worker rebuilt from its image: a new host key. Refused while its BareMetalHost says
+	// nothing changed; pinned afresh, with an Event, once metal3 records a new provisioning.
+	_ = clients[worker.Name].Close()
+	site.Rebuild(t, worker, testvm.ImageIn(imageDir), signer.PublicKey())
+	bootCtx, cancel = context.WithTimeout(ctx, bootWait)
+	defer cancel()
+	c, newKey, err := worker.Dial(bootCtx, testvm.AdminUser, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	err = pinhostkeys.Run(ctx, env.Client, ref, addressed, 22, 20*time.Second)
+	var changed *sshexec.HostKeyChangedError
+	if !errors.As(err, &changed) || steps.IsRetryable(err) || !strings.Contains(err.Error(), ssh.FingerprintSHA256(newKey)) {
+		t.Fatalf("pinning the rebuilt worker's new key: %v; want a final HostKeyChanged naming it", err)
+	}
+	bmh := worker.BareMetalHost(ns)
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(&bmh), &bmh); err != nil {
+		t.Fatal(err)
+	}
+	bmh.Status.OperationHistory.Provision.Start = metav1.NewTime(worker.Booted.UTC().Truncate(time.Second))
+	if err := env.Client.Status().Update(ctx, &bmh); err != nil {
+		t.Fatal(err)
+	}
+	if err := pinhostkeys.Run(ctx, env.Client, ref, addressed, 22, 20*time.Second); err != nil {
+		t.Fatalf("pinning the worker metal3 provisioned again: %v", err)
+	}
+	events := &corev1.EventList{}
+	if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	repinned := false
+	for _, e := range events.Items {
+		repinned = repinned || (e.Reason == bpav1.EventHostKeyRepinned && strings.Contains(e.Message, ssh.FingerprintSHA256(newKey)))
+	}
+	if !repinned {
+		t.Errorf("no %s Event naming the new key", bpav1.EventHostKeyRepinned)
+	}
+}
+
+// createHost creates the BareMetalHost describing m in ns, with its status.
+func createHost(t *testing.T, env *testenv.Env, m *testvm.Machine, ns string) {
+	t.Helper()
+	bmh := m.BareMetalHost(ns)
+	status := bmh.Status
+	if err := env.Client.Create(context.Background(), &bmh); err != nil {
+		t.Fatal(err)
+	}
+	bmh.Status = status
+	if err := env.Client.Status().Update(context.Background(), &bmh); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runKubespray runs the kubespray stand-in's cluster.yml on the machines with ansible-playbook,
+// in run-kubespray's compiled environment, the pinned known_hosts where the pod mounts it.
+func runKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioning, inventory, extraVars []byte, keyFile string) {
+	t.Helper()
+	playbook, err := exec.LookPath("ansible-playbook")
+	if err != nil {
+		t.Skip("ansible-playbook is missing: run hack/install-test-deps.sh")
+	}
+	sec := &corev1.Secret{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-known-hosts"}, sec); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string][]byte{"known_hosts": sec.Data[steps.KnownHostsKey], "hosts.ini": inventory, "extra-vars.json": extraVars}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	environ := []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
+	for _, e := range testenv.Compiled(t, p).GetTemplateByName("run-kubespray").Container.Env {
+		value := strings.ReplaceAll(e.Value, steps.KnownHostsPath, filepath.Join(dir, "known_hosts"))
+		if e.Name == "HOME" || e.Name == "ANSIBLE_LOCAL_TEMP" {
+			value = strings.Replace(value, steps.TmpDir, dir, 1)
+		}
+		environ = append(environ, e.Name+"="+value)
+	}
+	start := time.Now()
+	cmd := exec.Command(playbook, "--inventory="+filepath.Join(dir, "hosts.ini"), "--extra-vars=@"+filepath.Join(dir, "extra-vars.json"),
+		"--private-key="+keyFile, filepath.Join(testutil.RepoRoot(t), "test", "e2e", "kubespray", "cluster.yml"))
+	cmd.Env, cmd.Dir = environ, dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ansible-playbook cluster.yml (stand-in) on the machines: %v\n%s", err, out)
+	}
+	t.Logf("the kubespray stand-in's cluster.yml ran on the machines in %.0f s", time.Since(start).Seconds())
+}
+
+// rebootWhileApt waits until apt-get or dpkg runs on the machine, then reboots it at once, as a
+// power cycle would (no clean shutdown), and says what it interrupted.
+func rebootWhileApt(c *ssh.Client) string {
+	for range 600 {
+		sess, err := c.NewSession()
+		if err != nil {
+			return "no session: " + err.Error()
+		}
+		out, _ := sess.Output("pgrep -a -x 'apt-get|dpkg' | head -1")
+		_ = sess.Close()
+		if len(out) > 0 {
+			sess, err := c.NewSession()
+			if err != nil {
+				return "no session: " + err.Error()
+			}
+			// The session ends with the machine: wait for it, a bounded time.
+			done := make(chan error, 1)
+			go func() { done <- sess.Run("sudo -n systemctl reboot --force --force") }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+			}
+			_ = sess.Close()
+			return "interrupted " + strings.TrimSpace(string(out))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "apt-get never ran"
+}
+
+func first(list []string) string {
+	if len(list) == 0 {
+		return ""
+	}
+	return list[0]
+}
