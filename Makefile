@@ -87,9 +87,8 @@ e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Ar
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags e2e -count=1 -v -timeout 20m ./test/e2e/
 
 .PHONY: vms
-vms: ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, SSH, placement (root).
-	hack/install-test-deps.sh
-	BPA_VM_IMAGE="$$(hack/vm-image.sh)" go test -tags vm -count=1 -v -timeout 15m ./test/vm/
+vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them (root).
+	BPA_VM_IMAGE="$$(hack/vm-image.sh)" KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags vm -count=1 -v -timeout 20m ./test/vm/
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.
