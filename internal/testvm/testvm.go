@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -79,6 +80,7 @@ type Site struct {
 	prefix    string
 	holder    string // the PID holding the namespace
 	machines  []*Machine
+	mu        sync.Mutex // guards dnsmasq, which a fault test restarts beside the test
 	dnsmasq   *exec.Cmd
 }
 
@@ -179,11 +181,24 @@ func NewSite(t *testing.T, subnet string, specs []Spec) *Site {
 	return s
 }
 
-// StartDHCP starts dnsmasq (again) on the bridge: each machine's MAC gets its address, with no
-// router and no DNS server, so nothing outside the site is reachable. Restarting it while a
-// machine asks is one of the faults a real site has.
+// StartDHCP starts dnsmasq on the bridge: each machine's MAC gets its address, with no router
+// and no DNS server, so nothing outside the site is reachable.
 func (s *Site) StartDHCP(t *testing.T) {
 	t.Helper()
+	if err := s.startDHCP(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.StopDHCP)
+}
+
+// RestartDHCP stops dnsmasq and starts it again, as a site's DHCP server restarts (one of the
+// faults a real site has); it may run beside the test.
+func (s *Site) RestartDHCP() error {
+	s.StopDHCP()
+	return s.startDHCP()
+}
+
+func (s *Site) startDHCP() error {
 	// --user=root --group=root: dnsmasq would otherwise switch to its own user and group, and a
 	// process whose user or group changes loses the signal that kills it with the test.
 	args := []string{"--keep-in-foreground", "--user=root", "--group=root", "--no-resolv", "--no-hosts", "--port=0",
@@ -196,14 +211,21 @@ func (s *Site) StartDHCP(t *testing.T) {
 	cmd := s.inCommand("dnsmasq", args...)
 	cmd.SysProcAttr = dieWithTest()
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
+	s.mu.Lock()
 	s.dnsmasq = cmd
-	t.Cleanup(func() { stop(cmd) })
+	s.mu.Unlock()
+	return nil
 }
 
 // StopDHCP stops dnsmasq, by its PID.
-func (s *Site) StopDHCP() { stop(s.dnsmasq) }
+func (s *Site) StopDHCP() {
+	s.mu.Lock()
+	cmd := s.dnsmasq
+	s.mu.Unlock()
+	stop(cmd)
+}
 
 func stop(cmd *exec.Cmd) {
 	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
@@ -362,7 +384,10 @@ func (s *Site) PIDs() []int {
 	if n, err := strconv.Atoi(s.holder); err == nil {
 		pids = append(pids, n)
 	}
-	for _, cmd := range append([]*exec.Cmd{s.dnsmasq}, s.machineCommands()...) {
+	s.mu.Lock()
+	dnsmasq := s.dnsmasq
+	s.mu.Unlock()
+	for _, cmd := range append([]*exec.Cmd{dnsmasq}, s.machineCommands()...) {
 		if cmd != nil && cmd.Process != nil {
 			pids = append(pids, cmd.Process.Pid)
 		}

@@ -241,6 +241,58 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 		t.Errorf("after the reboot, the master's dpkg says %q", got)
 	}
 
+	// dnsmasq restarted while resolve-leases reads its lease file, again and again: each read
+	// gives every machine its own address, or waits (retryable); never another address, never
+	// a final failure.
+	stopRestarts := make(chan struct{})
+	restarted := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stopRestarts:
+				restarted <- n
+				return
+			default:
+			}
+			if err := site.RestartDHCP(); err != nil {
+				restarted <- -1
+				return
+			}
+			n++
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	var reads, waits int
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); reads++ {
+		got, err := resolveleases.Run(ctx, env.Client, ref, placed, site.LeaseFile, leases.FormatDnsmasq)
+		switch {
+		case err != nil && steps.IsRetryable(err):
+			waits++
+		case err != nil:
+			t.Fatalf("resolve-leases while dnsmasq restarts: a final failure: %v", err)
+		default:
+			for _, n := range got {
+				if want := map[string]string{"master": master.IP, "worker": worker.IP}[n.Label]; n.IP != want {
+					t.Fatalf("resolve-leases while dnsmasq restarts gave %s %q, want %s", n.Label, n.IP, want)
+				}
+			}
+		}
+	}
+	close(stopRestarts)
+	if n := <-restarted; n < 1 {
+		t.Fatalf("dnsmasq could not be restarted (%d)", n)
+	} else {
+		t.Logf("resolve-leases read the lease file %d times while dnsmasq restarted %d times: %d reads waited, the others addressed every machine right", reads, n, waits)
+	}
+
+	// A server that never answers: the step waits (retryable) and says which node and where.
+	worker.PowerOff()
+	_, err = installsoftware.Run(ctx, env.Client, swRef, "worker", bpav1.RoleWorker, worker.IP, installsoftware.InstallOptions{SSH: stepcmd.SSHOptions{KeyFile: keyFile, Port: 22, Timeout: 5 * time.Second}})
+	if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "worker"`) || !strings.Contains(err.Error(), worker.IP) {
+		t.Errorf("install-software on a machine powered off: %v; want a retryable failure naming the node and its address", err)
+	}
+
 	// The worker rebuilt from its image: a new host key. Refused while its BareMetalHost says
 	// nothing changed; pinned afresh, with an Event, once metal3 records a new provisioning.
 	_ = clients[worker.Name].Close()
