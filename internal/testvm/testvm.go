@@ -45,7 +45,7 @@ func ImageIn(dir string) Image {
 
 // Skip skips the test, saying why, when this machine cannot boot the site's machines: not
 // root (network namespaces, tap devices), QEMU missing, or the image not built.
-func Skip(t *testing.T, imageDir string) {
+func Skip(t testing.TB, imageDir string) {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("the site's machines need root (network namespaces, tap devices): run as root")
@@ -105,7 +105,7 @@ type Machine struct {
 	tap    string
 }
 
-func run(t *testing.T, name string, args ...string) {
+func run(t testing.TB, name string, args ...string) {
 	t.Helper()
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
@@ -113,7 +113,7 @@ func run(t *testing.T, name string, args ...string) {
 }
 
 // in runs a command in the site's namespace.
-func (s *Site) in(t *testing.T, name string, args ...string) {
+func (s *Site) in(t testing.TB, name string, args ...string) {
 	t.Helper()
 	run(t, "nsenter", append([]string{"--net=" + s.NetNS, "--", name}, args...)...)
 }
@@ -124,7 +124,7 @@ func (s *Site) inCommand(name string, args ...string) *exec.Cmd {
 }
 
 // waitForNetNS waits until process pid has left the test's network namespace.
-func waitForNetNS(t *testing.T, pid int) {
+func waitForNetNS(t testing.TB, pid int) {
 	t.Helper()
 	self, err := os.Readlink("/proc/self/ns/net")
 	if err != nil {
@@ -146,7 +146,7 @@ func dieWithTest() *syscall.SysProcAttr {
 
 // NewSite creates the site's network for machines with specs, with MACs and addresses given out
 // in order, and starts dnsmasq on it. Nothing is booted yet.
-func NewSite(t *testing.T, subnet string, specs []Spec) *Site {
+func NewSite(t testing.TB, subnet string, specs []Spec) *Site {
 	t.Helper()
 	suffix := make([]byte, 2)
 	_, _ = rand.Read(suffix)
@@ -183,7 +183,7 @@ func NewSite(t *testing.T, subnet string, specs []Spec) *Site {
 
 // StartDHCP starts dnsmasq on the bridge: each machine's MAC gets its address, with no router
 // and no DNS server, so nothing outside the site is reachable.
-func (s *Site) StartDHCP(t *testing.T) {
+func (s *Site) StartDHCP(t testing.TB) {
 	t.Helper()
 	if err := s.startDHCP(); err != nil {
 		t.Fatal(err)
@@ -241,14 +241,14 @@ func (s *Site) Machines() []*Machine { return s.machines }
 // Boot starts every machine from image: a copy-on-write overlay of its root filesystem, and a
 // seed disk (label BPA-SEED, as metal3's config drive carries user data) with its hostname and
 // authorizedKey for the admin user.
-func (s *Site) Boot(t *testing.T, image Image, authorizedKey ssh.PublicKey) {
+func (s *Site) Boot(t testing.TB, image Image, authorizedKey ssh.PublicKey) {
 	t.Helper()
 	for _, m := range s.machines {
 		s.boot(t, image, authorizedKey, m)
 	}
 }
 
-func (s *Site) boot(t *testing.T, image Image, authorizedKey ssh.PublicKey, m *Machine) {
+func (s *Site) boot(t testing.TB, image Image, authorizedKey ssh.PublicKey, m *Machine) {
 	t.Helper()
 	dir := filepath.Join(s.dir, m.Name)
 	seed := filepath.Join(dir, "seed")
@@ -300,7 +300,7 @@ func (s *Site) boot(t *testing.T, image Image, authorizedKey ssh.PublicKey, m *M
 
 // Rebuild powers the machine off and boots it again from a fresh copy of image, as metal3
 // provisioning it again would: same MAC and address, new host keys and machine id.
-func (s *Site) Rebuild(t *testing.T, m *Machine, image Image, authorizedKey ssh.PublicKey) {
+func (s *Site) Rebuild(t testing.TB, m *Machine, image Image, authorizedKey ssh.PublicKey) {
 	t.Helper()
 	m.PowerOff()
 	s.boot(t, image, authorizedKey, m)
@@ -363,7 +363,7 @@ func lastLines(s string, n int) string {
 }
 
 // Run runs command on c and returns its stdout, failing the test with its stderr.
-func Run(t *testing.T, c *ssh.Client, command string) string {
+func Run(t testing.TB, c *ssh.Client, command string) string {
 	t.Helper()
 	sess, err := c.NewSession()
 	if err != nil {
