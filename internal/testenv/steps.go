@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -181,4 +182,20 @@ func Compiled(t *testing.T, p *bpav1.Provisioning) *wfv1.Workflow {
 		t.Fatal(err)
 	}
 	return wf
+}
+
+// KubesprayEnv is run-kubespray's environment as compiled for p, with the pod's paths mapped to
+// the test's: the pinned known_hosts at knownHosts, the pod's /tmp (HOME, Ansible's local temp)
+// at scratch. A test runs ansible-playbook in it exactly as the pod runs kubespray.
+func KubesprayEnv(t *testing.T, p *bpav1.Provisioning, knownHosts, scratch string) []string {
+	t.Helper()
+	out := []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
+	for _, e := range Compiled(t, p).GetTemplateByName("run-kubespray").Container.Env {
+		value := strings.ReplaceAll(e.Value, steps.KnownHostsPath, knownHosts)
+		if e.Name == "HOME" || e.Name == "ANSIBLE_LOCAL_TEMP" {
+			value = strings.Replace(value, steps.TmpDir, scratch, 1)
+		}
+		out = append(out, e.Name+"="+value)
+	}
+	return out
 }

@@ -366,14 +366,7 @@ func runKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioni
 			t.Fatal(err)
 		}
 	}
-	environ := []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
-	for _, e := range testenv.Compiled(t, p).GetTemplateByName("run-kubespray").Container.Env {
-		value := strings.ReplaceAll(e.Value, steps.KnownHostsPath, filepath.Join(dir, "known_hosts"))
-		if e.Name == "HOME" || e.Name == "ANSIBLE_LOCAL_TEMP" {
-			value = strings.Replace(value, steps.TmpDir, dir, 1)
-		}
-		environ = append(environ, e.Name+"="+value)
-	}
+	environ := testenv.KubesprayEnv(t, p, filepath.Join(dir, "known_hosts"), dir)
 	start := time.Now()
 	cmd := exec.Command(playbook, "--inventory="+filepath.Join(dir, "hosts.ini"), "--extra-vars=@"+filepath.Join(dir, "extra-vars.json"),
 		"--private-key="+keyFile, filepath.Join(testutil.RepoRoot(t), "test", "e2e", "kubespray", "cluster.yml"))

@@ -70,11 +70,7 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, run Kubeconfig
 	}
 	raw, err := node.Run(ctx, command)
 	if err != nil {
-		err = fmt.Errorf("reading %s on master %q (%s): %w", adminConf, master.Label, master.IP, err)
-		if sshexec.Lost(err) { // the master may be rebooting
-			return steps.Retryable(err)
-		}
-		return err
+		return stepcmd.WaitIfLost(fmt.Errorf("reading %s on master %q (%s): %w", adminConf, master.Label, master.IP, err))
 	}
 	kubeconfig, err := pointAt(raw, master.IP)
 	if err != nil {

@@ -71,13 +71,13 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, node string, r
 	var pkgErr error
 	if len(want) > 0 {
 		if pkgErr, err = r.installPackages(ctx, want, &report); err != nil {
-			return report, waitIfLost(fmt.Errorf("node %q: %w", node, err))
+			return report, stepcmd.WaitIfLost(fmt.Errorf("node %q: %w", node, err))
 		}
 	}
 	pkgFailed := len(report.Failed)
 	binErr := r.installBinaries(ctx, opts.Registry, bins, &report)
 	if binErr != nil && len(report.Failed) == pkgFailed { // no binary could even be tried
-		return report, waitIfLost(fmt.Errorf("node %q: %w", node, binErr))
+		return report, stepcmd.WaitIfLost(fmt.Errorf("node %q: %w", node, binErr))
 	}
 	if len(report.Failed) > 0 {
 		names := make([]string, 0, len(report.Failed))
@@ -248,15 +248,6 @@ func (r *remote) install(ctx context.Context, pm string, pkgs []bpav1.SoftwarePa
 		return err
 	}
 	return nil
-}
-
-// waitIfLost makes a failure the node's lost connection caused retryable: a node that reboots
-// under the step (a power cut, an operator) comes back, and the step's next try converges.
-func waitIfLost(err error) error {
-	if sshexec.Lost(err) {
-		return steps.Retryable(err)
-	}
-	return err
 }
 
 func (r *remote) run(ctx context.Context, words []string) error {

@@ -57,20 +57,8 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 	if err := os.WriteFile(knownHosts, sec.Data[steps.KnownHostsKey], 0o444); err != nil {
 		t.Fatal(err)
 	}
-	wf := testenv.Compiled(t, p)
 	// Each run in a fresh scratch directory, as each pod has its own /tmp.
-	environ := func() []string {
-		scratch := t.TempDir()
-		out := []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
-		for _, e := range wf.GetTemplateByName("run-kubespray").Container.Env {
-			value := strings.ReplaceAll(e.Value, steps.KnownHostsPath, knownHosts)
-			if e.Name == "HOME" || e.Name == "ANSIBLE_LOCAL_TEMP" {
-				value = strings.Replace(value, steps.TmpDir, scratch, 1)
-			}
-			out = append(out, e.Name+"="+value)
-		}
-		return out
-	}
+	environ := func() []string { return testenv.KubesprayEnv(t, p, knownHosts, t.TempDir()) }
 	inventory := filepath.Join(dir, "hosts.ini")
 	book := filepath.Join(dir, "check.yml")
 	write := func(path, content string) {

@@ -119,6 +119,15 @@ func RetryableUnlessHostKey(err error) error {
 	return steps.Retryable(err)
 }
 
+// WaitIfLost makes a failure the node's lost connection caused retryable: a node that reboots
+// under the step (a power cut, an operator) comes back, and the step's next try converges.
+func WaitIfLost(err error) error {
+	if sshexec.Lost(err) {
+		return steps.Retryable(err)
+	}
+	return err
+}
+
 // ReadHosts reads the hosts file a step hands on (discover-hosts, resolve-leases): a JSON list
 // of bpav1.Node, strictly: an unknown field, a node without a label or with another role is
 // refused, naming it.
