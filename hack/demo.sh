@@ -4,13 +4,13 @@
 # As root (CI, a fresh Debian machine's root shell): the whole flow for real, narrated — a
 # local kube-apiserver, Argo's own workflow-controller and CLI, our controller, and every
 # Workflow step a pod in real containers (kubelet, containerd, runc) from the images `make image`
-# builds, reaching three test hosts (each its own network namespace, sshd and /etc/kubernetes)
-# over real SSH, with kubespray's playbooks run by a real ansible-playbook (only the playbooks are
-# stood in for). It is the end-to-end suite (test/e2e) run verbosely, and it cleans up every
+# builds, reaching the site's three servers (virtual machines under QEMU: Debian's kernel,
+# systemd, sshd, apt; hack/vm-image.sh) over real SSH, with kubespray's playbooks run by a real
+# ansible-playbook (only the playbooks are stood in for). It is the end-to-end suite (test/e2e) run verbosely, and it cleans up every
 # process, container, mount and file it made.
 #
 # KEEP=1 leaves it all running afterwards (a playground) and prints the kubectl and argo
-# commands to explore it; `make demo-down` (hack/demo.sh down) stops it.
+# commands to explore it and the ssh commands to log in to each server; `make demo-down` (hack/demo.sh down) stops it.
 #
 # Without root (network namespaces and containers need it): the controller on a local control
 # plane, with an Argo stand-in driving the Workflows' status (hack/demo-standin.sh).
@@ -45,6 +45,8 @@ fi
 hack/install-test-deps.sh
 hack/control-plane.sh node >/dev/null
 hack/node-images.sh
+BPA_VM_IMAGE="$(hack/vm-image.sh)"
+export BPA_VM_IMAGE
 narrate() {
   sed -un -e 's/^ *[a-z]*_test.go:[0-9]*: ==> /  /p' -e '/^--- /p' -e '/^\(ok\|FAIL\)/p'
 }
@@ -56,7 +58,7 @@ if [ "${KEEP:-0}" = 1 ]; then
     exit 0
   fi
   rm -rf "$playground" && mkdir -p "$playground"
-  echo "=== the end-to-end flow, then a playground left running (about 4 minutes; log: $playground/demo.log)"
+  echo "=== the end-to-end flow, then a playground left running (about 12 minutes; log: $playground/demo.log)"
   BPA_PLAYGROUND="$playground" KUBEBUILDER_ASSETS="$PWD/bin/k8s" setsid go test -tags e2e -count=1 -v -timeout 0 \
     -run '^TestEndToEnd$' ./test/e2e/ >"$playground/demo.log" 2>&1 </dev/null &
   echo $! >"$playground/pid"
@@ -73,7 +75,7 @@ if [ "${KEEP:-0}" = 1 ]; then
   exit 0
 fi
 
-echo "=== the end-to-end flow under Argo's workflow-controller (about 4 minutes)"
+echo "=== the end-to-end flow under Argo's workflow-controller (about 12 minutes)"
 start=$SECONDS
 set +e
 KUBEBUILDER_ASSETS="$PWD/bin/k8s" go test -tags e2e -count=1 -v -timeout 20m -run '^TestEndToEnd$' ./test/e2e/ 2>&1 | narrate

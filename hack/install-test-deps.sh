@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Go, idempotently: ansible-core (ansible-inventory parses
 # every rendered inventory), openssh-server (the SSH steps are tested against a real sshd; the
-# package's own service is not started), dnsmasq-base and busybox (the end-to-end suite's DHCP
-# server and client), apt-utils (apt-ftparchive builds the test nodes' package repositories),
+# package's own service is not started), dnsmasq-base (the site's DHCP server), apt-utils (apt-ftparchive builds the test nodes' package repositories),
 # containerd, runc, containernetworking-plugins and mmdebstrap (the end-to-end suite's node),
 # qemu-system-x86 and qemu-utils (the site's servers as virtual machines).
 # Needs root, or sudo, for apt-get.
@@ -11,9 +10,8 @@ set -euo pipefail
 need=()
 command -v ansible-inventory >/dev/null 2>&1 || need+=(ansible-core)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
-# The end-to-end suite's site: dnsmasq hands out the hosts' addresses, busybox's udhcpc asks.
+# The site: dnsmasq hands out the servers' addresses by MAC.
 command -v dnsmasq >/dev/null 2>&1 || need+=(dnsmasq-base)
-command -v busybox >/dev/null 2>&1 || need+=(busybox)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 # The SSH steps' tests run the real apt-get on test nodes with a file: repository built by
 # dpkg-deb (dpkg) and apt-ftparchive (apt-utils).

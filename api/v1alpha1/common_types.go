@@ -171,6 +171,10 @@ const (
 	// EventHostKeyRepinned: pin-host-keys pinned a node's new host key, because its
 	// BareMetalHost was provisioned again since, or its address now belongs to another host.
 	EventHostKeyRepinned = "HostKeyRepinned"
+	// EventUngracefulRemoval: check-leaving-nodes found a leaving node that does not answer, so
+	// the remove run takes the leaving nodes out without draining them for sure or resetting
+	// them.
+	EventUngracefulRemoval = "UngracefulRemoval"
 	// EventRecordFailed: a succeeded Workflow's outcome annotation cannot be read, so the run
 	// is not recorded; the next run is planned against the record before it.
 	EventRecordFailed = "RecordFailed"

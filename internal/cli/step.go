@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
@@ -18,7 +19,7 @@ func newStepCommand() *cobra.Command {
 		Use:   "step NAME",
 		Short: "Run one step of a compiled Workflow (what a workflow pod runs)",
 	}
-	cmd.AddCommand(discoverhosts.Command(), resolveleases.Command(), renderinventory.Command(), pinhostkeys.Command(),
+	cmd.AddCommand(discoverhosts.Command(), resolveleases.Command(), renderinventory.Command(), pinhostkeys.Command(), checkleavingnodes.Command(),
 		fetchkubeconfig.Command(), resolveclusterhosts.Command(), installsoftware.Command())
 	return cmd
 }

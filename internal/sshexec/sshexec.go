@@ -95,6 +95,56 @@ func Lost(err error) bool {
 	return errors.As(err, &lost)
 }
 
+// NotAnsweringError is a node that did not answer: no TCP connection to its sshd (refused,
+// unreachable, timed out), or no SSH handshake within the timeout. It says which address, and
+// when it was tried, so an operator reading a retried step's last failure knows how recent it is.
+type NotAnsweringError struct {
+	Addr    string
+	At      time.Time
+	Timeout time.Duration
+	Err     error
+}
+
+func (e *NotAnsweringError) Error() string {
+	within := ""
+	if e.Timeout > 0 {
+		within = " within " + e.Timeout.String()
+	}
+	return fmt.Sprintf("%s did not answer%s (tried at %s): %v", e.Addr, within, e.At.UTC().Format(time.RFC3339), e.Err)
+}
+
+func (e *NotAnsweringError) Unwrap() error { return e.Err }
+
+// NotAnswering reports whether err is a node that did not answer.
+func NotAnswering(err error) bool {
+	var na *NotAnsweringError
+	return errors.As(err, &na)
+}
+
+// connect opens a TCP connection to addr; failing, or when the SSH handshake that follows
+// times out (handshake), the error is a NotAnsweringError.
+func connect(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
+	at := time.Now()
+	dialer := net.Dialer{Timeout: timeout}
+	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, &NotAnsweringError{Addr: addr, At: at, Timeout: timeout, Err: err}
+	}
+	if timeout > 0 {
+		_ = conn.SetDeadline(time.Now().Add(timeout))
+	}
+	return conn, nil
+}
+
+// handshakeTimedOut is err from an SSH handshake, as a NotAnsweringError when it timed out.
+func handshakeTimedOut(addr string, at time.Time, timeout time.Duration, err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &NotAnsweringError{Addr: addr, At: at, Timeout: timeout, Err: fmt.Errorf("no SSH handshake: %w", err)}
+	}
+	return err
+}
+
 // Config says how to reach nodes.
 type Config struct {
 	User   string
@@ -152,13 +202,10 @@ func Dial(ctx context.Context, cfg Config, addr string) (*Client, error) {
 		HostKeyAlgorithms: algorithmsFor(pinned.Type()),
 		Timeout:           cfg.Timeout,
 	}
-	dialer := net.Dialer{Timeout: cfg.Timeout}
-	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	at := time.Now()
+	conn, err := connect(ctx, addr, cfg.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
-	}
-	if cfg.Timeout > 0 {
-		_ = conn.SetDeadline(time.Now().Add(cfg.Timeout))
+		return nil, err
 	}
 	c, chans, reqs, err := ssh.NewClientConn(conn, addr, clientCfg)
 	if err != nil {
@@ -167,7 +214,7 @@ func Dial(ctx context.Context, cfg Config, addr string) (*Client, error) {
 		if errors.As(err, &changed) {
 			return nil, changed
 		}
-		return nil, fmt.Errorf("SSH to %s as %s: %w", addr, cfg.User, err)
+		return nil, fmt.Errorf("SSH to %s as %s: %w", addr, cfg.User, handshakeTimedOut(addr, at, cfg.Timeout, err))
 	}
 	_ = conn.SetDeadline(time.Time{})
 	return &Client{addr: addr, client: ssh.NewClient(c, chans, reqs)}, nil
@@ -192,20 +239,17 @@ func ScanHostKey(ctx context.Context, addr string, pinned ssh.PublicKey, timeout
 	if pinned != nil {
 		cfg.HostKeyAlgorithms = algorithmsFor(pinned.Type())
 	}
-	dialer := net.Dialer{Timeout: timeout}
-	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	at := time.Now()
+	conn, err := connect(ctx, addr, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
+		return nil, err
 	}
 	defer conn.Close()
-	if timeout > 0 {
-		_ = conn.SetDeadline(time.Now().Add(timeout))
-	}
 	_, _, _, err = ssh.NewClientConn(conn, addr, cfg)
 	if key != nil {
 		return key, nil
 	}
-	return nil, fmt.Errorf("SSH handshake with %s: %w", addr, err)
+	return nil, fmt.Errorf("SSH handshake with %s: %w", addr, handshakeTimedOut(addr, at, timeout, err))
 }
 
 // SameKey reports whether two keys are the same key.

@@ -47,38 +47,89 @@ func ImageIn(dir string) Image {
 // root (network namespaces, tap devices), QEMU missing, or the image not built.
 func Skip(t testing.TB, imageDir string) {
 	t.Helper()
+	why := Missing(imageDir)
+	switch {
+	case why == "":
+	case imageDir != "" && strings.HasPrefix(why, "BPA_VM_IMAGE="):
+		t.Fatal(why) // asked for, and broken
+	default:
+		t.Skip(why)
+	}
+}
+
+// Missing says what this machine lacks to boot the site's machines from the image in
+// imageDir, or "" when nothing is missing.
+func Missing(imageDir string) string {
 	if os.Getuid() != 0 {
-		t.Skip("the site's machines need root (network namespaces, tap devices): run as root")
+		return "the site's machines need root (network namespaces, tap devices): run as root"
 	}
 	for _, tool := range []string{"qemu-system-x86_64", "qemu-img", "mkfs.ext4", "dnsmasq", "ip", "unshare", "nsenter"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is missing: run hack/install-test-deps.sh", tool)
+			return tool + " is missing: run hack/install-test-deps.sh"
 		}
 	}
 	if imageDir == "" {
-		t.Skip("no server image: set BPA_VM_IMAGE to hack/vm-image.sh's output (make vms does)")
+		return "no server image: set BPA_VM_IMAGE to hack/vm-image.sh's output (make vms and make e2e do)"
 	}
 	for _, f := range []string{"root.qcow2", "vmlinuz", "initrd.img"} {
 		if _, err := os.Stat(filepath.Join(imageDir, f)); err != nil {
-			t.Fatalf("BPA_VM_IMAGE=%s holds no %s: run hack/vm-image.sh", imageDir, f)
+			return fmt.Sprintf("BPA_VM_IMAGE=%s holds no %s: run hack/vm-image.sh", imageDir, f)
 		}
+	}
+	return ""
+}
+
+// NetNS is a network namespace with no name: a process holds it (`unshare --net sleep
+// infinity`, killed with the test), so the namespace and every link in it go when that process
+// does, even when the test is killed before its cleanups run. Nothing is left under
+// /run/netns to remove by name.
+type NetNS struct {
+	// Path is the namespace as nsenter and setns take it: /proc/PID/ns/net of its holder.
+	Path string
+	// PID is its holder's, as `ip link set ... netns PID` takes it.
+	PID string
+}
+
+// NewNetNS creates a network namespace with its loopback up, removed when the test ends.
+func NewNetNS(t testing.TB) *NetNS {
+	t.Helper()
+	holder := exec.Command("unshare", "--net", "--", "sleep", "infinity")
+	holder.SysProcAttr = dieWithTest()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stop(holder) })
+	n := &NetNS{PID: strconv.Itoa(holder.Process.Pid), Path: fmt.Sprintf("/proc/%d/ns/net", holder.Process.Pid)}
+	waitForNetNS(t, holder.Process.Pid)
+	n.Run(t, "ip", "link", "set", "lo", "up")
+	return n
+}
+
+// Command is a command to start in the namespace (and the machine's mount namespace, unlike
+// `ip netns exec`, which gives each command its own).
+func (n *NetNS) Command(name string, args ...string) *exec.Cmd {
+	return exec.Command("nsenter", append([]string{"--net=" + n.Path, "--", name}, args...)...)
+}
+
+// Run runs a command in the namespace, failing the test with its output.
+func (n *NetNS) Run(t testing.TB, name string, args ...string) {
+	t.Helper()
+	if out, err := n.Command(name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("in %s: %s %s: %v\n%s", n.Path, name, strings.Join(args, " "), err, out)
 	}
 }
 
 // Site is the site's network: a namespace holding the bridge, dnsmasq and the machines' tap
 // devices, joined to the test's namespace by a veth.
 type Site struct {
-	// NetNS is the site's network namespace, as a path (/proc/PID/ns/net of the process that
-	// holds it).
-	NetNS string
+	*NetNS
 	// Subnet is the /24's first three octets; the test's side of the veth is .1, the bridge .2,
-	// machines get .11 onwards by MAC.
+	// machines get .11 onwards by MAC; .3 to .10 are free for what the test plugs in.
 	Subnet string
 	// LeaseFile is dnsmasq's lease file, as it writes it.
 	LeaseFile string
 	dir       string
 	prefix    string
-	holder    string // the PID holding the namespace
 	machines  []*Machine
 	mu        sync.Mutex // guards dnsmasq, which a fault test restarts beside the test
 	dnsmasq   *exec.Cmd
@@ -112,17 +163,6 @@ func run(t testing.TB, name string, args ...string) {
 	}
 }
 
-// in runs a command in the site's namespace.
-func (s *Site) in(t testing.TB, name string, args ...string) {
-	t.Helper()
-	run(t, "nsenter", append([]string{"--net=" + s.NetNS, "--", name}, args...)...)
-}
-
-// inCommand is a command to start in the site's namespace.
-func (s *Site) inCommand(name string, args ...string) *exec.Cmd {
-	return exec.Command("nsenter", append([]string{"--net=" + s.NetNS, "--", name}, args...)...)
-}
-
 // waitForNetNS waits until process pid has left the test's network namespace.
 func waitForNetNS(t testing.TB, pid int) {
 	t.Helper()
@@ -151,26 +191,17 @@ func NewSite(t testing.TB, subnet string, specs []Spec) *Site {
 	suffix := make([]byte, 2)
 	_, _ = rand.Read(suffix)
 	s := &Site{Subnet: subnet, dir: t.TempDir(), prefix: "bpavm" + hex.EncodeToString(suffix)}
-	holder := exec.Command("unshare", "--net", "--", "sleep", "infinity")
-	holder.SysProcAttr = dieWithTest()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop(holder) })
-	s.holder = strconv.Itoa(holder.Process.Pid)
-	s.NetNS = "/proc/" + s.holder + "/ns/net"
-	waitForNetNS(t, holder.Process.Pid)
+	s.NetNS = NewNetNS(t)
 	s.LeaseFile = filepath.Join(s.dir, "dnsmasq.leases")
-	s.in(t, "ip", "link", "set", "lo", "up")
-	s.in(t, "ip", "link", "add", "br0", "type", "bridge")
-	s.in(t, "ip", "addr", "add", subnet+".2/24", "dev", "br0")
-	s.in(t, "ip", "link", "set", "br0", "up")
+	s.Run(t, "ip", "link", "add", "br0", "type", "bridge")
+	s.Run(t, "ip", "addr", "add", subnet+".2/24", "dev", "br0")
+	s.Run(t, "ip", "link", "set", "br0", "up")
 	// The test's side: the steps reach the machines through it. It goes with its peer.
-	run(t, "ip", "link", "add", s.prefix, "type", "veth", "peer", "name", "test", "netns", s.holder)
+	run(t, "ip", "link", "add", s.prefix, "type", "veth", "peer", "name", "test", "netns", s.PID)
 	run(t, "ip", "addr", "add", subnet+".1/24", "dev", s.prefix)
 	run(t, "ip", "link", "set", s.prefix, "up")
-	s.in(t, "ip", "link", "set", "test", "master", "br0")
-	s.in(t, "ip", "link", "set", "test", "up")
+	s.Run(t, "ip", "link", "set", "test", "master", "br0")
+	s.Run(t, "ip", "link", "set", "test", "up")
 
 	for i, spec := range specs {
 		m := &Machine{Spec: spec, MAC: fmt.Sprintf("52:54:00:%s:%02x:%02x", hex.EncodeToString(suffix[:1]), suffix[1], i+1),
@@ -208,7 +239,7 @@ func (s *Site) startDHCP() error {
 	for _, m := range s.machines {
 		args = append(args, "--dhcp-host="+m.MAC+","+m.IP+","+m.Name)
 	}
-	cmd := s.inCommand("dnsmasq", args...)
+	cmd := s.Command("dnsmasq", args...)
 	cmd.SysProcAttr = dieWithTest()
 	if err := cmd.Start(); err != nil {
 		return err
@@ -269,12 +300,12 @@ func (s *Site) boot(t testing.TB, image Image, authorizedKey ssh.PublicKey, m *M
 	_ = os.Remove(m.disk)
 	run(t, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", image.Root, m.disk)
 	if m.cmd == nil { // a machine rebuilt keeps its tap
-		s.in(t, "ip", "tuntap", "add", "dev", m.tap, "mode", "tap")
-		s.in(t, "ip", "link", "set", m.tap, "master", "br0")
-		s.in(t, "ip", "link", "set", m.tap, "up")
+		s.Run(t, "ip", "tuntap", "add", "dev", m.tap, "mode", "tap")
+		s.Run(t, "ip", "link", "set", m.tap, "master", "br0")
+		s.Run(t, "ip", "link", "set", m.tap, "up")
 	}
 	m.Console = filepath.Join(dir, "console.log")
-	m.cmd = s.inCommand("qemu-system-x86_64",
+	m.cmd = s.Command("qemu-system-x86_64",
 		"-name", m.Name, "-accel", "tcg,thread=multi", "-cpu", "max",
 		"-smp", strconv.Itoa(m.CPUs), "-m", strconv.Itoa(m.MemoryMiB),
 		"-kernel", image.Kernel, "-initrd", image.Initrd, "-append", "root=/dev/vda rw console=ttyS0 panic=-1",
@@ -308,6 +339,9 @@ func (s *Site) Rebuild(t testing.TB, m *Machine, image Image, authorizedKey ssh.
 
 // PowerOff stops the machine at once, as pulling its power would.
 func (m *Machine) PowerOff() { stop(m.cmd) }
+
+// Running reports whether the machine's QEMU runs (it was booted and not powered off).
+func (m *Machine) Running() bool { return m.cmd != nil && m.cmd.ProcessState == nil }
 
 // RSS is the resident memory of the machine's QEMU, in bytes.
 func (m *Machine) RSS() (int64, error) {
@@ -381,7 +415,7 @@ func Run(t testing.TB, c *ssh.Client, command string) string {
 // PIDs are the site's processes: the namespace's holder, dnsmasq and every machine's QEMU.
 func (s *Site) PIDs() []int {
 	var pids []int
-	if n, err := strconv.Atoi(s.holder); err == nil {
+	if n, err := strconv.Atoi(s.PID); err == nil {
 		pids = append(pids, n)
 	}
 	s.mu.Lock()
@@ -405,3 +439,18 @@ func (s *Site) machineCommands() []*exec.Cmd {
 
 // Link is the test's end of the veth into the site.
 func (s *Site) Link() string { return s.prefix }
+
+// Plug joins another network namespace to the site, as a cable from a switch port: a veth
+// whose end link is on the site's bridge and whose other end is eth0 in ns, with address
+// ip/24 and up. It goes with either namespace.
+func (s *Site) Plug(t testing.TB, link string, ns *NetNS, ip string) {
+	t.Helper()
+	s.Run(t, "ip", "link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", ns.PID)
+	s.Run(t, "ip", "link", "set", link, "master", "br0")
+	s.Run(t, "ip", "link", "set", link, "up")
+	ns.Run(t, "ip", "addr", "add", ip+"/24", "dev", "eth0")
+	ns.Run(t, "ip", "link", "set", "eth0", "up")
+}
+
+// TestSide is the test's address on the site: where the machines reach the suite's servers.
+func (s *Site) TestSide() string { return s.Subnet + ".1" }

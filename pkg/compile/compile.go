@@ -23,6 +23,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
@@ -122,10 +123,22 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	// Every node's host key is pinned before kubespray connects to any, so that its SSH
 	// sessions verify them strictly.
 	d.addTask(wfv1.DAGTask{Name: pinhostkeys.Name, Template: pinhostkeys.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
-	d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
+	kubesprayArgs := []wfv1.Parameter{
 		outputOf(renderinventory.Name, steps.InventoryParam, steps.InventoryParam),
 		outputOf(renderinventory.Name, steps.ExtraVarsParam, steps.ExtraVarsParam),
-	}}}, renderinventory.Name, pinhostkeys.Name)
+	}
+	kubesprayAfter := []string{renderinventory.Name, pinhostkeys.Name}
+	if gone := leaving(opts.Kubespray); len(gone) > 0 {
+		// A leaving node that does not answer is removed without a reset: asked beside the
+		// pinning, which waits for no leaving node whose key it has.
+		if err := d.addTemplate(checkleavingnodes.Template(opts.StepImage, gone)); err != nil {
+			return nil, err
+		}
+		d.addTask(wfv1.DAGTask{Name: checkleavingnodes.Name, Template: checkleavingnodes.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
+		kubesprayArgs = append(kubesprayArgs, outputOf(checkleavingnodes.Name, runkubespray.RemovalVarsParam, runkubespray.RemovalVarsParam))
+		kubesprayAfter = append(kubesprayAfter, checkleavingnodes.Name)
+	}
+	d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: kubesprayArgs}}, kubesprayAfter...)
 	d.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, runkubespray.Name)
 	// Plugins run one after another, in CR order: later ones (sriov-network) may need
 	// earlier ones (multus).

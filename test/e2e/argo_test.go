@@ -4,8 +4,6 @@ package e2e_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 )
 
 // argo runs Argo's CLI (built from its module by hack/control-plane.sh) as an operator does:
@@ -55,7 +54,7 @@ func head(out string, n int) string {
 // Workflow.
 func (s *suite) stallSoftware(sw *bpav1.Software, generation int64, mutate func(*bpav1.Software)) *wfv1.Workflow {
 	s.t.Helper()
-	s.hosts[0].failOnce(installFailure) // master-1: the stages change its packages
+	s.hosts[0].failOnce(s.t, installFailure) // master-1: the stages change its packages
 	patch(s.t, s.c, sw, mutate)
 	s.eventually(fmt.Sprintf("the Software stalled on the failure at generation %d", generation), func() error {
 		cur := &bpav1.Software{}
@@ -99,12 +98,8 @@ const argoServerPort = "2746"
 
 func (s *suite) startArgoServer() *argoServer {
 	s.t.Helper()
-	suffix := make([]byte, 2)
-	_, _ = rand.Read(suffix)
-	netns := "bpae2e" + hex.EncodeToString(suffix) + "-argo"
-	run(s.t, "ip", "netns", "add", netns)
-	s.t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", netns).Run() })
-	run(s.t, "ip", "-n", netns, "link", "set", "lo", "up")
+	// A namespace of its own, with only a loopback: the server listens on nothing else.
+	netns := testvm.NewNetNS(s.t).Path
 	api, err := url.Parse(s.env.Config.Host)
 	must(s.t, err)
 	l, err := listenIn(netns, api.Host)
@@ -114,7 +109,7 @@ func (s *suite) startArgoServer() *argoServer {
 
 	log, err := os.Create(filepath.Join(s.scratch, "argo-server.log"))
 	must(s.t, err)
-	cmd := exec.Command("ip", "netns", "exec", netns, s.argoCLI, "server", "--auth-mode=server", "--secure=false",
+	cmd := exec.Command("nsenter", "--net="+netns, "--", s.argoCLI, "server", "--auth-mode=server", "--secure=false",
 		"--namespaced", "--managed-namespace="+namespace, "--port="+argoServerPort, "--loglevel=info")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.argoKubeconfig)
 	cmd.Stdout, cmd.Stderr = log, log

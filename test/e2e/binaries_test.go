@@ -45,18 +45,14 @@ func (s *suite) uploadBinary(name, version string) string {
 	return res.FileDigest
 }
 
-// checkBinary checks the file on master-1 (the hosts share the machine's files) and what the
-// Software's status says of it.
+// checkBinary checks the file on master-1 (its digest and mode, as the node's own sha256sum and
+// stat see them) and what the Software's status says of it.
 func (s *suite) checkBinary(sw *bpav1.Software, path, version, digest string) {
 	s.t.Helper()
-	data, err := os.ReadFile(path)
+	out, err := s.hosts[0].run("sudo -n sha256sum " + path + " && sudo -n stat -c %a " + path)
 	must(s.t, err)
-	sum := sha256.Sum256(data)
-	if got := "sha256:" + hex.EncodeToString(sum[:]); got != digest {
-		s.t.Errorf("%s on master-1 has digest %s, want %s", path, got, digest)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o755 {
-		s.t.Errorf("%s: %v, %v; want mode 0755", path, fi.Mode(), err)
+	if f := strings.Fields(out); len(f) != 3 || "sha256:"+f[0] != digest || f[2] != "755" {
+		s.t.Errorf("%s on master-1: sha256sum and mode %q, want %s and 755", path, out, digest)
 	}
 	cur := &bpav1.Software{}
 	must(s.t, s.c.Get(ctx(), client.ObjectKeyFromObject(sw), cur))

@@ -3,11 +3,12 @@
 // Package e2e_test runs the whole product for real on this machine: a Provisioning and a
 // Software CR applied to a real kube-apiserver, compiled by the controller, run by Argo's own
 // workflow-controller, every step a pod in real containers on a real node (kubelet, containerd,
-// runc; see testNode) from the images `make image` builds, reaching test hosts over real SSH,
+// runc; see testNode) from the images `make image` builds, reaching the site's servers (virtual
+// machines, see testHost) over real SSH,
 // and kubespray's playbooks run by a real ansible-playbook in a kubespray-like image (only the
 // playbooks themselves are stood in for: test/e2e/kubespray).
 //
-// Run it with `make e2e` (root: network namespaces, containers).
+// Run it with `make e2e` (root: network namespaces, containers, virtual machines).
 package e2e_test
 
 import (
@@ -44,6 +45,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
@@ -81,10 +83,14 @@ func argoVersion() string {
 var envClient client.Client
 
 // say narrates the run (go test -v shows it; `make demo` prints it).
+// Each line says how long the suite has run, so a run's log is also its timings.
 func say(t *testing.T, format string, args ...any) {
 	t.Helper()
-	t.Logf("==> "+format, args...)
+	t.Logf("==> [%4.0f s] "+format, append([]any{time.Since(suiteStart).Seconds()}, args...)...)
 }
+
+// suiteStart is when the test binary started.
+var suiteStart = time.Now()
 
 type suite struct {
 	t          *testing.T
@@ -104,6 +110,8 @@ type suite struct {
 	registryAddr string
 	// kubeadm is what the site uploaded as kubespray's kubeadm, which offline hosts download.
 	kubeadm string
+	// clusterKey is the site's SSH private key (PEM): the hosts' admin user accepts it.
+	clusterKey []byte
 }
 
 func TestEndToEnd(t *testing.T) {
@@ -122,9 +130,10 @@ func TestEndToEnd(t *testing.T) {
 			KUDPlugins:   []string{"multus"},
 			PodSubnet:    "10.244.64.0/18",
 			HostSelector: &bpav1.HostSelector{Namespaces: []string{namespace}},
+			SSH:          &bpav1.SSHAccess{User: testvm.AdminUser},
 		},
 	}
-	say(t, "kubectl apply Provisioning %s (master-1, worker-1, plugin multus)", p.Name)
+	say(t, "kubectl apply Provisioning %s (master-1, worker-1, plugin multus; SSH as %s with sudo)", p.Name, testvm.AdminUser)
 	must(t, s.c.Create(ctx(), p))
 	s.waitProvisioningReady(p, 1)
 	cur := s.provisioning(p)
@@ -154,6 +163,7 @@ func TestEndToEnd(t *testing.T) {
 		Spec: bpav1.SoftwareSpec{
 			MasterSoftware: []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "htop"}},
 			WorkerSoftware: []bpav1.SoftwarePackage{{Name: "bash"}, {Name: "jq", Version: "1.6-2"}},
+			SSH:            &bpav1.SSHAccess{User: testvm.AdminUser},
 		},
 	}
 	say(t, "kubectl apply Software %s", sw.Name)
@@ -178,12 +188,12 @@ func TestEndToEnd(t *testing.T) {
 	s.waitSoftwareReady(sw, 1, 3)
 
 	say(t, "a step fails once: Argo's retry recovers")
-	s.hosts[1].failOnce(refreshFailure)
+	s.hosts[1].failOnce(t, refreshFailure)
 	patch(t, s.c, sw, func(sw *bpav1.Software) {
 		sw.Spec.WorkerSoftware = append(sw.Spec.WorkerSoftware, bpav1.SoftwarePackage{Name: "tmux"})
 	})
 	s.waitSoftwareReady(sw, 2, 3)
-	if s.hosts[1].failurePending(refreshFailure) {
+	if s.hosts[1].failurePending(t, refreshFailure) {
 		t.Errorf("the injected failure never happened")
 	}
 	retried := false
@@ -255,6 +265,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("generation 3 runs %q", args)
 	}
 	s.waitProvisioningReady(p, 3)
+	if got := s.removalVars(p, 3); got != `{"reset_nodes":true,"allow_ungraceful_removal":false}` {
+		t.Errorf("worker-2 answering, check-leaving-nodes chose %s", got)
+	}
+	if got := s.hosts[0].file("removed-nodes"); got != "worker-2" {
+		t.Errorf("the first master deleted %q from the cluster, want worker-2", got)
+	}
 	if got := s.hosts[2].file("joined"); got != "" {
 		t.Errorf("worker-2 is still marked joined (%q): remove-node.yml did not reach it through the inventory", got)
 	}
@@ -268,7 +284,7 @@ func TestEndToEnd(t *testing.T) {
 	s.waitSoftwareReady(sw, 5, 2)
 
 	say(t, "binaries from the site registry: `upload binary`, copied to the masters over SFTP; a new upload updates them")
-	bindir := filepath.Join(s.scratch, "master-bin") // the hosts share the machine's files
+	const bindir = "/opt/bpa-e2e/bin"
 	v1 := s.uploadBinary("tool", "1.0")
 	patch(t, s.c, sw, func(sw *bpav1.Software) {
 		sw.Spec.MasterBinaries = []bpav1.BinaryPackage{{Name: "tool", Directory: bindir}}
@@ -278,7 +294,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("the binaries' run has scope %s, want master-1 alone", wf.Labels[bpav1.WorkflowScopeLabel])
 	}
 	s.waitSoftwareReady(sw, 6, 2)
-	s.checkBinary(sw, filepath.Join(bindir, "tool"), "1.0", v1)
+	s.checkBinary(sw, bindir+"/tool", "1.0", v1)
 	runs := len(s.workflows(bpav1.WorkflowKindSoftware, sw.Name))
 	v2 := s.uploadBinary("tool", "1.1")
 	s.eventually("a run for the new upload, on master-1 alone", func() error {
@@ -294,7 +310,23 @@ func TestEndToEnd(t *testing.T) {
 		return nil
 	})
 	s.waitSoftwareReady(sw, 6, 2)
-	s.checkBinary(sw, filepath.Join(bindir, "tool"), "1.1", v2)
+	s.checkBinary(sw, bindir+"/tool", "1.1", v2)
+
+	say(t, "a server dies: worker-2 joins again, then is powered off as its removal starts; it is removed without a reset")
+	patch(t, s.c, p, func(p *bpav1.Provisioning) {
+		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker-2": {MACAddress: s.hosts[2].MAC}})
+	})
+	s.waitProvisioningReady(p, 4)
+	s.waitSoftwareReady(sw, 6, 3)
+	patch(t, s.c, p, func(p *bpav1.Provisioning) { p.Spec.Workers = p.Spec.Workers[:1] })
+	s.hosts[2].PowerOff()
+	s.waitProvisioningReady(p, 5)
+	if got := s.removalVars(p, 5); got != `{"reset_nodes":false,"allow_ungraceful_removal":true}` {
+		t.Errorf("worker-2 powered off, check-leaving-nodes chose %s", got)
+	}
+	s.checkUngracefulEvent(p, "worker-2")
+	s.eventually("worker-2's host released", func() error { return s.claims(p, 2) })
+	s.waitSoftwareReady(sw, 6, 2)
 
 	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
 		s.keep(dir)
@@ -311,9 +343,22 @@ func (s *suite) keep(dir string) {
 	raw, err := os.ReadFile(s.argoKubeconfig)
 	must(s.t, err)
 	must(s.t, os.WriteFile(kubeconfig, raw, 0o600))
+	key := filepath.Join(dir, "ssh-key")
+	must(s.t, os.WriteFile(key, s.clusterKey, 0o600))
+	var logins strings.Builder
+	for _, h := range s.hosts {
+		if !h.Running() {
+			fmt.Fprintf(&logins, "  (%s, %s, was powered off by the flow)\n", h.Name, h.IP)
+			continue
+		}
+		fmt.Fprintf(&logins, "  ssh -i %s -o UserKnownHostsFile=%s -o StrictHostKeyChecking=accept-new %s@%s   # %s\n",
+			key, filepath.Join(dir, "known_hosts"), testvm.AdminUser, h.IP, h.Name)
+	}
 	help := fmt.Sprintf(`The playground is up: a local kube-apiserver, Argo's workflow-controller, the controller,
-and three test hosts with sshd in network namespaces; cluster %[2]s is provisioned.
+and the site's three servers, virtual machines; cluster %[2]s is provisioned.
 
+Log in to a server (the site's key; its admin user may sudo):
+%[6]s
   export KUBECONFIG=%[1]s
   bin/k8s/kubectl get provisionings,softwares,clusters -n %[3]s
   bin/k8s/kubectl get provisioning e2e -n %[3]s -o yaml
@@ -323,7 +368,7 @@ and three test hosts with sshd in network namespaces; cluster %[2]s is provision
   bin/k8s/kubectl annotate provisioning e2e -n %[3]s %[5]s=$(date +%%s)   # run it again
 
 Stop it all with: make demo-down
-`, kubeconfig, cluster, namespace, bpav1.WorkflowClusterLabel, bpav1.RerunAnnotation)
+`, kubeconfig, cluster, namespace, bpav1.WorkflowClusterLabel, bpav1.RerunAnnotation, logins.String())
 	must(s.t, os.WriteFile(filepath.Join(dir, "README"), []byte(help), 0o644))
 	must(s.t, os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644))
 	say(s.t, "playground ready; waiting for %s/stop", dir)
@@ -390,47 +435,33 @@ func setUp(t *testing.T) *suite {
 			"telemetryConfig": "enabled: false\n",
 		},
 	}))
-	// The site: hosts in network namespaces on a bridge, addressed by dnsmasq, each with its
-	// sshd and private /etc/kubernetes, and the node the pods run on.
-	say(t, "starting the site: a bridge, dnsmasq, and 3 hosts in network namespaces with sshd")
-	s.hosts = []*testHost{
-		{Name: "node-1", MAC: "52:54:00:e2:e0:11"},
-		{Name: "node-2", MAC: "52:54:00:e2:e0:12"},
-		{Name: "node-3", MAC: "52:54:00:e2:e0:13"},
+	// The site: its servers are virtual machines on a bridge, addressed by dnsmasq by MAC; they
+	// boot while the node starts.
+	imageDir := os.Getenv("BPA_VM_IMAGE")
+	if why := testvm.Missing(imageDir); why != "" {
+		t.Fatalf("the site's servers cannot boot: %s (make e2e builds the image and sets BPA_VM_IMAGE)", why)
 	}
-	site := startSite(t, s.scratch)
-	site.startDHCP(t, s.scratch, s.hosts)
 	clusterKey := newPEMKey(t)
 	signer, err := ssh.ParsePrivateKey(clusterKey)
 	must(t, err)
-	site.startHosts(t, signer.PublicKey(), s.hosts)
-	leaseText, _ := os.ReadFile(site.LeaseFile)
-	say(t, "dnsmasq leased: %s", strings.Join(strings.Split(strings.TrimSpace(string(leaseText)), "\n"), "; "))
+	s.clusterKey = clusterKey
+	say(t, "booting the site's servers: 3 virtual machines (QEMU, Debian 12, 1 CPU and 1 GiB each) on a bridge, dnsmasq handing out addresses by MAC")
+	site := bootSite(t, imageDir, []string{"node-1", "node-2", "node-3"}, signer.PublicKey())
 	must(t, s.c.Create(ctx(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: cluster + "-ssh-key", Namespace: namespace},
 		Type:       corev1.SecretTypeSSHAuth,
 		Data:       map[string][]byte{corev1.SSHAuthPrivateKey: clusterKey},
 	}))
-	for i, h := range s.hosts {
-		s.bareMetalHost(h, 8+i*8, 16384)
+	for _, m := range site.Machines() {
+		s.bareMetalHost(m)
 	}
 
 	say(t, "starting the node: containerd, runc and a kubelet in a network namespace on the site; kube-scheduler")
-	s.node = site.startNode(t, env, certDir, filepath.Join(s.scratch, "node"), images)
-	for _, h := range s.hosts {
-		s.node.routePods(t, h)
-	}
-
-	templates, err := workflows.PluginTemplates()
-	must(t, err)
-	for _, wt := range templates {
-		wt.Namespace = namespace
-		must(t, s.c.Create(ctx(), wt))
-	}
+	s.node = startNode(site, t, env, certDir, filepath.Join(s.scratch, "node"), images)
 
 	// The "new cluster" is the local API server: kubeadm's admin.conf on each master (where
-	// kubespray's stand-in finds it) is its admin's. Each master's address forwards to the API
-	// server, whose certificate is for localhost.
+	// kubespray's stand-in finds it) is its admin's. Each host's address relays to the API
+	// server (systemd's socket proxy to the suite's relay), whose certificate is for localhost.
 	apiURL, err := url.Parse(env.Config.Host)
 	must(t, err)
 	newCluster, err := clientcmd.Load(adminKubeconfig)
@@ -440,9 +471,22 @@ func setUp(t *testing.T) *suite {
 	}
 	newClusterRaw, err := clientcmd.Write(*newCluster)
 	must(t, err)
+	repo := serveRepository(t, site)
+	s.hosts = prepareHosts(t, site, signer, repo, s.node.IP, newClusterRaw, apiURL.Port(), relay(t, site, apiURL.Host))
+	var answered []string
 	for _, h := range s.hosts {
-		h.writeFile(t, "stand-in/admin.conf", newClusterRaw)
-		forwardFrom(t, h, apiURL.Port(), apiURL.Host)
+		answered = append(answered, fmt.Sprintf("%s %.0f s", h.Name, h.Answered.Sub(h.Booted).Seconds()))
+	}
+	leaseText, _ := os.ReadFile(site.LeaseFile)
+	say(t, "the servers answer SSH with their own host keys (after boot: %s); dnsmasq leased: %s", strings.Join(answered, ", "),
+		strings.Join(strings.Split(strings.TrimSpace(string(leaseText)), "\n"), "; "))
+	say(t, "each server: apt from the site's repository (%s), jq 1.5 installed, the pods routed through the node", repo)
+
+	templates, err := workflows.PluginTemplates()
+	must(t, err)
+	for _, wt := range templates {
+		wt.Namespace = namespace
+		must(t, s.c.Create(ctx(), wt))
 	}
 
 	say(t, "starting Argo's workflow-controller (namespaced, requeue 1 s, executor %s)", executorImage)
@@ -497,9 +541,6 @@ func setUp(t *testing.T) *suite {
 	s.kubeadm = strings.Repeat("kubeadm-", 32<<10)
 	s.uploadFileSet("kubespray:v2.28.0", map[string]string{"dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm": s.kubeadm})
 	s.uploadFileSet("kud-plugins:e2e", map[string]string{"multus.yaml": pluginManifest})
-	for _, h := range s.hosts {
-		h.writeFile(t, "stand-in/offline", nil)
-	}
 
 	say(t, "starting bpa-workflow-controller")
 	plugins, err := workflows.Plugins()
@@ -538,23 +579,18 @@ data:
   applied-by: bpa-plugin template
 `
 
-func (s *suite) bareMetalHost(h *testHost, cpus, ramMiB int) {
-	bmh := &metal3v1alpha1.BareMetalHost{
-		ObjectMeta: metav1.ObjectMeta{Name: h.Name, Namespace: namespace},
-		Spec:       metal3v1alpha1.BareMetalHostSpec{Online: true, BootMACAddress: h.MAC},
+// bareMetalHost describes a server as metal3 does once it has inspected and provisioned it
+// (testvm's BareMetalHost), without the NIC's address: resolve-leases reads it from dnsmasq's
+// lease file, as at a site whose inspection ran before the servers had their addresses.
+func (s *suite) bareMetalHost(m *testvm.Machine) {
+	bmh := m.BareMetalHost(namespace)
+	status := bmh.Status
+	for i := range status.HardwareDetails.NIC {
+		status.HardwareDetails.NIC[i].IP = ""
 	}
-	must(s.t, s.c.Create(ctx(), bmh))
-	bmh.Status = metal3v1alpha1.BareMetalHostStatus{
-		OperationalStatus: metal3v1alpha1.OperationalStatusOK,
-		Provisioning:      metal3v1alpha1.ProvisionStatus{State: metal3v1alpha1.StateProvisioned},
-		HardwareDetails: &metal3v1alpha1.HardwareDetails{
-			CPU:          metal3v1alpha1.CPU{Count: cpus},
-			RAMMebibytes: ramMiB,
-			NIC:          []metal3v1alpha1.NIC{{Name: "eno1", MAC: h.MAC}},
-			Hostname:     h.Name,
-		},
-	}
-	must(s.t, s.c.Status().Update(ctx(), bmh))
+	must(s.t, s.c.Create(ctx(), &bmh))
+	bmh.Status = status
+	must(s.t, s.c.Status().Update(ctx(), &bmh))
 }
 
 func (s *suite) provisioning(p *bpav1.Provisioning) *bpav1.Provisioning {
@@ -629,6 +665,37 @@ func (s *suite) waitSoftwareReady(sw *bpav1.Software, generation int64, nodes in
 		}
 		return nil
 	})
+}
+
+// removalVars are what check-leaving-nodes chose in the Provisioning's Workflow of generation.
+func (s *suite) removalVars(p *bpav1.Provisioning, generation int64) string {
+	s.t.Helper()
+	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation)
+	for _, n := range wf.Status.Nodes {
+		if n.TemplateName == "check-leaving-nodes" && n.Type == wfv1.NodeTypePod && n.Phase == wfv1.NodeSucceeded && n.Outputs != nil {
+			for _, o := range n.Outputs.Parameters {
+				if o.Name == "removal-vars" && o.Value != nil {
+					return o.Value.String()
+				}
+			}
+		}
+	}
+	s.t.Errorf("generation %d's Workflow %s has no succeeded check-leaving-nodes with removal-vars", generation, wf.Name)
+	return ""
+}
+
+// checkUngracefulEvent checks the Provisioning's Warning Event naming node.
+func (s *suite) checkUngracefulEvent(p *bpav1.Provisioning, node string) {
+	s.t.Helper()
+	var events corev1.EventList
+	must(s.t, s.c.List(ctx(), &events, client.InNamespace(namespace)))
+	for _, e := range events.Items {
+		if e.Reason == bpav1.EventUngracefulRemoval && e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == p.Name && strings.Contains(e.Message, node) {
+			say(s.t, "Event %s %s: %s", e.Type, e.Reason, e.Message)
+			return
+		}
+	}
+	s.t.Errorf("no Warning %s Event on %s naming %s", bpav1.EventUngracefulRemoval, p.Name, node)
 }
 
 func (s *suite) checkClaims(p *bpav1.Provisioning, want int) {

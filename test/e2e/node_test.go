@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 )
 
 // testNode is a Kubernetes node as a site has one: a network namespace on the site's bridge in
@@ -35,10 +36,12 @@ import (
 // What a cluster would add and the suite does without: kube-proxy. The node's loopback holds
 // the `kubernetes` Service's address, relayed to the API server.
 type testNode struct {
-	Name, NetNS, IP string
-	dir             string
-	containerd      string // its socket
-	images          []string
+	Name, IP string
+	// NetNS is the node's network namespace (its path; a process holds it, see testvm.NetNS).
+	NetNS      string
+	dir        string
+	containerd string // its socket
+	images     []string
 }
 
 const (
@@ -56,7 +59,7 @@ var kernelTunables = []string{"vm/overcommit_memory", "vm/panic_on_oom", "kernel
 // startNode starts the node on the site with the images of archive, registers it with the API
 // server and waits until it is Ready. Everything it starts is stopped, every mount it leaves
 // unmounted and every namespace removed when the test ends.
-func (site *testSite) startNode(t *testing.T, env *testenv.Env, certDir, dir, archive string) *testNode {
+func startNode(site *testvm.Site, t *testing.T, env *testenv.Env, certDir, dir, archive string) *testNode {
 	t.Helper()
 	root := testenv.RepoRoot()
 	bin := filepath.Join(root, "bin", "k8s")
@@ -73,23 +76,16 @@ func (site *testSite) startNode(t *testing.T, env *testenv.Env, certDir, dir, ar
 	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
 		t.Fatalf("the CNI bridge plugin is missing: run `make test-deps` (Debian containernetworking-plugins)")
 	}
-	n := &testNode{Name: nodeName, NetNS: site.prefix + "-node", IP: site.Subnet + ".3", dir: dir}
+	ns := testvm.NewNetNS(t)
+	n := &testNode{Name: nodeName, NetNS: ns.Path, IP: site.Subnet + ".3", dir: dir}
 	must(t, os.MkdirAll(dir, 0o755))
 	saveTunables(t)
 
 	// The node's network: a veth on the bridge, the Service address on its loopback (relayed to
 	// the API server), forwarding between the pods' bridge and the site.
-	br := site.prefix + "-br"
-	run(t, "ip", "netns", "add", n.NetNS)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", n.NetNS).Run() })
-	run(t, "ip", "-n", br, "link", "add", "node", "type", "veth", "peer", "name", "eth0", "netns", n.NetNS)
-	run(t, "ip", "-n", br, "link", "set", "node", "master", "br0")
-	run(t, "ip", "-n", br, "link", "set", "node", "up")
-	run(t, "ip", "-n", n.NetNS, "addr", "add", n.IP+"/24", "dev", "eth0")
-	run(t, "ip", "-n", n.NetNS, "link", "set", "eth0", "up")
-	run(t, "ip", "-n", n.NetNS, "link", "set", "lo", "up")
-	run(t, "ip", "-n", n.NetNS, "addr", "add", testenv.ServiceIP+"/32", "dev", "lo")
-	run(t, "ip", "netns", "exec", n.NetNS, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	site.Plug(t, "node", ns, n.IP)
+	ns.Run(t, "ip", "addr", "add", testenv.ServiceIP+"/32", "dev", "lo")
+	ns.Run(t, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	apiURL, err := url.Parse(env.Config.Host)
 	must(t, err)
 	l, err := listenIn(n.NetNS, net.JoinHostPort(testenv.ServiceIP, "443"))
@@ -118,12 +114,6 @@ func (site *testSite) startNode(t *testing.T, env *testenv.Env, certDir, dir, ar
 		return fmt.Errorf("not Ready: %v, taints %v", node.Status.Conditions, node.Spec.Taints)
 	})
 	return n
-}
-
-// routePods lets a host answer the pods: its route to the pod subnet goes through the node.
-func (n *testNode) routePods(t *testing.T, h *testHost) {
-	t.Helper()
-	run(t, "ip", "-n", h.NetNS, "route", "add", podSubnet, "via", n.IP)
 }
 
 func (n *testNode) startContainerd(t *testing.T, archive string) {
@@ -340,7 +330,7 @@ func startComponent(t *testing.T, dir, name string, args ...string) {
 // namespace: the kubelet's volume mounts must be where containerd's runc sees them (`ip netns
 // exec` would give each its own).
 func (n *testNode) inNode(logFile, name string, args ...string) *exec.Cmd {
-	cmd := exec.Command("nsenter", append([]string{"--net=/run/netns/" + n.NetNS, "--", name}, args...)...)
+	cmd := exec.Command("nsenter", append([]string{"--net=" + n.NetNS, "--", name}, args...)...)
 	if log, err := os.Create(logFile); err == nil {
 		cmd.Stdout, cmd.Stderr = log, log
 	}

@@ -30,11 +30,14 @@ func TestANodeGoingDownIsWaitedFor(t *testing.T) {
 	ns := env.PinnedNamespace(t, sshd)
 	ref := software(t, ns, []bpav1.SoftwarePackage{{Name: "jq"}})
 	opts := installsoftware.InstallOptions{SSH: stepcmd.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 5 * time.Second}}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		time.Sleep(2 * time.Second) // apt-get runs
 		sshd.Stop()
 	}()
 	_, err := installsoftware.Run(ctx(), env.Client, ref, "master", bpav1.RoleMaster, "127.0.0.1", opts)
+	<-stopped
 	if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master"`) {
 		t.Fatalf("install-software on a node that went down: %v; want a retryable failure naming the node", err)
 	}

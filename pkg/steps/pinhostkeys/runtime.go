@@ -12,7 +12,6 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -95,7 +94,7 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.
 	}
 	for _, msg := range repinned {
 		// The Event is what an operator sees; a failure to write it loses no pin.
-		_ = recordEvent(ctx, c, p, corev1.EventTypeNormal, bpav1.EventHostKeyRepinned, msg)
+		_ = stepcmd.RecordEvent(ctx, c, p, "bpa-"+Name, corev1.EventTypeNormal, bpav1.EventHostKeyRepinned, msg)
 	}
 	return nil
 }
@@ -118,18 +117,4 @@ func hostChange(was, now string) string {
 		return fmt.Sprintf("the address was pinned for BareMetalHost %s and now belongs to %s", wasHost, nowHost)
 	}
 	return fmt.Sprintf("BareMetalHost %s was provisioned again (at %s) since its key was pinned", nowHost, at)
-}
-
-// recordEvent writes an Event about the Provisioning, as the step's own record of what it did.
-func recordEvent(ctx context.Context, c client.Client, p *bpav1.Provisioning, kind, reason, msg string) error {
-	now := metav1.Now()
-	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, GenerateName: p.Name + "."},
-		InvolvedObject: corev1.ObjectReference{
-			APIVersion: bpav1.GroupVersion.String(), Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, UID: p.UID, ResourceVersion: p.ResourceVersion,
-		},
-		Reason: reason, Message: msg, Type: kind, Count: 1, FirstTimestamp: now, LastTimestamp: now,
-		Source: corev1.EventSource{Component: "bpa-pin-host-keys"},
-	}
-	return c.Create(ctx, ev)
 }

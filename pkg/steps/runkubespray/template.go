@@ -70,7 +70,9 @@ func (p Plan) Args() ([]string, error) {
 		if len(p.Nodes) == 0 {
 			return nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
 		}
-		return append(args, "--extra-vars=node="+nodes, "--extra-vars=skip_confirmation=true", "remove-node.yml"), nil
+		// The removal's variables come last: check-leaving-nodes chose them (RemovalVarsFile).
+		return append(args, "--extra-vars=node="+nodes, "--extra-vars=skip_confirmation=true",
+			"--extra-vars=@"+steps.InputsDir+"/"+RemovalVarsFile, "remove-node.yml"), nil
 	}
 	return nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
 }
@@ -84,6 +86,13 @@ const KubesprayUser int64 = 65534
 
 // CredentialsDir is where kubespray writes the secrets it generates on the Ansible side.
 const CredentialsDir = steps.TmpDir + "/credentials"
+
+// RemovalVarsParam is a remove run's input: remove-node.yml's variables as check-leaving-nodes
+// chose them (JSON), given to ansible-playbook as the file RemovalVarsFile.
+const (
+	RemovalVarsParam = "removal-vars"
+	RemovalVarsFile  = "removal-vars.json"
+)
 
 // Template runs the plan from the kubespray image. Ansible checks every node's host key
 // strictly against the known_hosts file pin-host-keys wrote into the cluster's known-hosts
@@ -107,15 +116,20 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 		corev1.EnvVar{Name: "ANSIBLE_SSH_ARGS", Value: SSHArgs(steps.KnownHostsPath)},
 		corev1.EnvVar{Name: "ANSIBLE_FORCE_COLOR", Value: "False"},
 	)
-	t := wfv1.Template{
-		Name: Name,
-		Inputs: wfv1.Inputs{
-			Parameters: []wfv1.Parameter{{Name: steps.InventoryParam}, {Name: steps.ExtraVarsParam}},
-			Artifacts: []wfv1.Artifact{
-				steps.InputFile(steps.InventoryParam, "hosts.ini"),
-				steps.InputFile(steps.ExtraVarsParam, "extra-vars.json"),
-			},
+	inputs := wfv1.Inputs{
+		Parameters: []wfv1.Parameter{{Name: steps.InventoryParam}, {Name: steps.ExtraVarsParam}},
+		Artifacts: []wfv1.Artifact{
+			steps.InputFile(steps.InventoryParam, "hosts.ini"),
+			steps.InputFile(steps.ExtraVarsParam, "extra-vars.json"),
 		},
+	}
+	if plan.Mode == ModeRemove {
+		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: RemovalVarsParam})
+		inputs.Artifacts = append(inputs.Artifacts, steps.InputFile(RemovalVarsParam, RemovalVarsFile))
+	}
+	t := wfv1.Template{
+		Name:          Name,
+		Inputs:        inputs,
 		Container:     c,
 		RetryStrategy: steps.RetryFlakes(),
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 
@@ -58,4 +61,19 @@ func GetIncarnation(ctx context.Context, c client.Reader, ref CRRef, obj client.
 		return fmt.Errorf("%s %s/%s is being deleted", kind, ref.Namespace, ref.Name)
 	}
 	return nil
+}
+
+// RecordEvent writes an Event about the Provisioning p, from component (the step), as the
+// step's own record of what it did; the step identity may create Events.
+func RecordEvent(ctx context.Context, c client.Client, p *bpav1.Provisioning, component, kind, reason, msg string) error {
+	now := metav1.Now()
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, GenerateName: p.Name + "."},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: bpav1.GroupVersion.String(), Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, UID: p.UID, ResourceVersion: p.ResourceVersion,
+		},
+		Reason: reason, Message: msg, Type: kind, Count: 1, FirstTimestamp: now, LastTimestamp: now,
+		Source: corev1.EventSource{Component: component},
+	}
+	return c.Create(ctx, ev)
 }
