@@ -48,7 +48,7 @@ hack/node-images.sh
 BPA_VM_IMAGE="$(hack/vm-image.sh)"
 export BPA_VM_IMAGE
 narrate() {
-  sed -un -e 's/^ *[a-z]*_test.go:[0-9]*: ==> /  /p' -e '/^--- /p' -e '/^\(ok\|FAIL\)/p'
+  sed -un -e 's/^ *[a-z0-9_]*_test.go:[0-9]*: ==> /  /p' -e '/^--- /p' -e '/^\(ok\|FAIL\)/p'
 }
 
 if [ "${KEEP:-0}" = 1 ]; then

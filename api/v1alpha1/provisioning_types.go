@@ -1,6 +1,10 @@
 package v1alpha1
 
 import (
+	"encoding/json"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -67,19 +71,30 @@ type KubesprayOptions struct {
 
 	// extraVars are passed to ansible-playbook as extra variables from a JSON file, never
 	// through a shell. Names are Ansible identifiers and may not start with ansible_ (those
-	// steer the connection); values may not hold Jinja2 delimiters, which Ansible would evaluate.
+	// steer the connection). Values are any JSON: strings, numbers, booleans, lists and maps, as
+	// kubespray's variables are typed (kube_proxy_strict_arp: true, dns_min_replicas: 1,
+	// containerd_registries_mirrors: a list of maps); no string in them, key or value, at any
+	// depth, may hold Jinja2 delimiters ({{, {%, {#), which Ansible would evaluate, and each value
+	// is at most 8 levels deep and 16 KiB of JSON. The controller checks names and values (a
+	// schema cannot: CEL cannot declare a map whose values are any JSON): breaking these rules
+	// makes the Provisioning Stalled, reason InvalidSpec, naming the variable, before anything runs.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=128
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z_][a-z0-9_]*$') && !k.startsWith('ansible_'))",message="extra variable names must match ^[a-z_][a-z0-9_]*$ and not start with ansible_"
 	ExtraVars map[string]ExtraVarValue `json:"extraVars,omitempty"`
 }
 
-// ExtraVarValue is the value of a kubespray extra variable: text without Jinja2 delimiters
-// ({{, {%, {#), which Ansible would evaluate. A pattern rather than a CEL rule keeps the check
-// free of CEL's cost budget.
-// +kubebuilder:validation:MaxLength=4096
-// +kubebuilder:validation:Pattern=`^([^{]|\{[^{%#])*\{?$`
-type ExtraVarValue string
+// ExtraVarValue is the value of a kubespray extra variable: any JSON (see ExtraVars).
+type ExtraVarValue = apiextensionsv1.JSON
+
+// ExtraVar makes an ExtraVarValue of v (a string, number, boolean, list or map), for Go
+// callers and tests.
+func ExtraVar(v any) ExtraVarValue {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("ExtraVar(%#v): %v", v, err))
+	}
+	return ExtraVarValue{Raw: raw}
+}
 
 // ProvisioningSpec says which BareMetalHosts become the masters and workers of a cluster.
 // +kubebuilder:validation:XValidation:rule="size(self.masters) + (has(self.workers) ? size(self.workers) : 0) <= 5000",message="a cluster has at most 5000 hosts"

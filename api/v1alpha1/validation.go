@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -115,9 +117,7 @@ func (p *Provisioning) Validate() field.ErrorList {
 			if !extraVarNamePattern.MatchString(name) || strings.HasPrefix(name, "ansible_") {
 				errs = append(errs, field.Invalid(vpath, name, "extra variable names must match ^[a-z_][a-z0-9_]*$ and not start with ansible_"))
 			}
-			if v := string(k.ExtraVars[name]); strings.Contains(v, "{{") || strings.Contains(v, "{%") || strings.Contains(v, "{#") {
-				errs = append(errs, field.Invalid(vpath, v, "extra variable values may not contain Jinja2 delimiters ({{, {%, {#)"))
-			}
+			errs = append(errs, validateExtraVar(vpath, k.ExtraVars[name])...)
 		}
 	}
 	if s := p.Spec.HostSelector; s != nil {
@@ -128,6 +128,58 @@ func (p *Provisioning) Validate() field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// Bounds of one extra variable's value.
+const (
+	maxExtraVarDepth = 8
+	maxExtraVarBytes = 16 << 10
+)
+
+// validateExtraVar checks one extra variable's value: JSON, at most maxExtraVarDepth levels
+// and maxExtraVarBytes, and no Jinja2 delimiter in any string, key or value, at any depth (the
+// path of an error names where).
+func validateExtraVar(path *field.Path, v ExtraVarValue) field.ErrorList {
+	if len(v.Raw) > maxExtraVarBytes {
+		return field.ErrorList{field.TooLong(path, "", maxExtraVarBytes)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(v.Raw))
+	dec.UseNumber()
+	var value any
+	if err := dec.Decode(&value); err != nil {
+		return field.ErrorList{field.Invalid(path, string(v.Raw), "must be JSON: "+err.Error())}
+	}
+	var errs field.ErrorList
+	var walk func(p *field.Path, x any, depth int)
+	walk = func(p *field.Path, x any, depth int) {
+		if depth > maxExtraVarDepth {
+			errs = append(errs, field.Invalid(p, "", fmt.Sprintf("extra variable values may be at most %d levels deep", maxExtraVarDepth)))
+			return
+		}
+		switch x := x.(type) {
+		case string:
+			if hasJinja(x) {
+				errs = append(errs, field.Invalid(p, x, "extra variable values may not contain Jinja2 delimiters ({{, {%, {#)"))
+			}
+		case []any:
+			for i, e := range x {
+				walk(p.Index(i), e, depth+1)
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				if hasJinja(k) {
+					errs = append(errs, field.Invalid(p.Key(k), k, "extra variable keys may not contain Jinja2 delimiters ({{, {%, {#)"))
+				}
+				walk(p.Key(k), x[k], depth+1)
+			}
+		}
+	}
+	walk(path, value, 1)
+	return errs
+}
+
+func hasJinja(s string) bool {
+	return strings.Contains(s, "{{") || strings.Contains(s, "{%") || strings.Contains(s, "{#")
 }
 
 func validateEntries(path *field.Path, entries []HostEntry) field.ErrorList {

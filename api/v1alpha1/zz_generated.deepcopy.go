@@ -198,7 +198,7 @@ func (in *KubesprayOptions) DeepCopyInto(out *KubesprayOptions) {
 		in, out := &in.ExtraVars, &out.ExtraVars
 		*out = make(map[string]ExtraVarValue, len(*in))
 		for key, val := range *in {
-			(*out)[key] = val
+			(*out)[key] = *val.DeepCopy()
 		}
 	}
 }

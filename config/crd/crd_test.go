@@ -128,8 +128,6 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"bad-memory", prov, strings.Replace(rst, "memory: 4Gi", "memory: 4 GB", 1), "memory"},
 		{"plugin-path", prov, abc + "  KUDPlugins: [../../etc]\n", "KUDPlugins[0]"},
 		{"bad-pod-subnet", prov, abc + "  PodSubnet: 10.244.0.0/40\n", "PodSubnet must be a CIDR"},
-		{"jinja-extra-vars", prov, abc + "  kubespray:\n    extraVars: {x: \"{{ lookup('pipe','id') }}\"}\n", "extraVars.x"},
-		{"ansible-extra-vars", prov, abc + "  kubespray:\n    extraVars: {ansible_ssh_common_args: x}\n", "not start with ansible_"},
 		{"no-masters", prov, strings.Replace(abc, "  masters:\n    - master:\n        mac-address: 00:c5:16:05:61:b2\n", "", 1), "masters"},
 		{"reserved-label", prov, strings.Replace(abc, "- worker-1:", "- all:", 1), "reserved names"},
 		{"package-remove", sw, strings.Replace(swXYZ, "- htop", "- openssh-server-", 1), "masterSoftware[1]"},

@@ -5,12 +5,14 @@
 //	image push -i bin/images --registry 127.0.0.1:5000/bpa
 //	image node -o bin/node-images.tar --layout bin/images --pause PAUSE --argoexec ARGOEXEC \
 //	  --kubespray-rootfs ROOTFS.tar --kubespray-playbooks test/e2e/kubespray
+//	image kubespray -o bin/kubespray-v2.30.0.tar --rootfs ROOTFS.tar --ref kubespray:v2.30.0
 //
 // `node` is test equipment (hack/node-images.sh): it writes every image the end-to-end suite's
 // node runs as one archive for `ctr images import`: the project's two images from the layout,
 // the pod sandbox (Kubernetes' pause), Argo's executor, and a kubespray stand-in (a Debian root
 // filesystem with ansible-core and OpenSSH's client, the stand-in playbooks in /kubespray, as
-// in kubespray's own image).
+// in kubespray's own image). `kubespray` is test equipment too (hack/kubespray-image.sh): the
+// real kubespray's image, from hack/kubespray-rootfs.sh's root filesystem.
 //
 // The layout it writes holds three images, named in its index: the controller (manager,
 // steps and file server), kubectl for the KUD plugin pods, and CNCF Distribution's registry,
@@ -30,7 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: image build|push|node [flags]")
+		fmt.Fprintln(os.Stderr, "usage: image build|push|node|kubespray [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -41,8 +43,10 @@ func main() {
 		err = push(os.Args[2:])
 	case "node":
 		err = node(os.Args[2:])
+	case "kubespray":
+		err = kubespray(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want build, push or node", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want build, push, node or kubespray", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)

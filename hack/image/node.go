@@ -93,7 +93,12 @@ func node(args []string) error {
 		return err
 	}
 
-	tmp := *out + ".tmp"
+	return writeArchive(*out, images)
+}
+
+// writeArchive writes images as one archive for `ctr images import`, and says what it holds.
+func writeArchive(out string, images map[string]v1.Image) error {
+	tmp := out + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
@@ -106,7 +111,7 @@ func node(args []string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, *out); err != nil {
+	if err := os.Rename(tmp, out); err != nil {
 		return err
 	}
 	for ref, img := range images {
@@ -117,8 +122,34 @@ func node(args []string) error {
 		full, _ := ociimage.ContainerdName(ref)
 		fmt.Printf("%s\t%s\n", full, d)
 	}
-	fmt.Printf("written: %s (for ctr images import)\n", *out)
+	fmt.Printf("written: %s (for ctr images import)\n", out)
 	return nil
+}
+
+// kubespray writes kubespray's image, built from hack/kubespray-rootfs.sh's root filesystem,
+// which holds everything (kubespray's own ansible.cfg and playbooks in /kubespray), configured
+// as kubespray's Dockerfile configures its image.
+func kubespray(args []string) error {
+	fl := flag.NewFlagSet("kubespray", flag.ExitOnError)
+	out := fl.String("o", "", "archive to write, for `ctr images import` (required)")
+	rootfs := fl.String("rootfs", "", "hack/kubespray-rootfs.sh's tarball (required)")
+	ref := fl.String("ref", "", "the image's name:tag, kubespray:vX.Y.Z (required)")
+	_ = fl.Parse(args)
+	if *out == "" || *rootfs == "" || *ref == "" {
+		return errors.New("kubespray: -o, --rootfs and --ref are required")
+	}
+	img, err := ociimage.BuildRootFS(ociimage.RootFS{
+		Ref: *ref, Tarball: *rootfs,
+		Config: v1.Config{
+			WorkingDir: "/kubespray",
+			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"},
+			Cmd:        []string{"/bin/bash"},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return writeArchive(*out, map[string]v1.Image{*ref: img})
 }
 
 func readFile(src, dst string) (ociimage.File, error) {

@@ -225,7 +225,7 @@ func TestValidatorIsNotANoOp(t *testing.T) {
 
 func TestCompileIsDeterministicAndPure(t *testing.T) {
 	p := testutil.Provisioning(t, "provisioning-cluster-xyz-resources.yaml")
-	p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"b": "1", "a": "2", "c": "3"}}
+	p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"b": bpav1.ExtraVar("1"), "a": bpav1.ExtraVar("2"), "c": bpav1.ExtraVar("3")}}
 	before := p.DeepCopy()
 	first, err := compile.Provisioning(p, options(t))
 	if err != nil {
@@ -495,10 +495,10 @@ func TestCompileRefuses(t *testing.T) {
 		{"bad-subnet", "PodSubnet must be a CIDR", func(p *bpav1.Provisioning) { p.Spec.PodSubnet = "10.0.0.0/33" }, nil,
 			`spec.PodSubnet: Invalid value: "10.0.0.0/33"`},
 		{"jinja-extra-var", "extra vars may not carry Jinja2", func(p *bpav1.Provisioning) {
-			p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"x": "{{ lookup('pipe', 'id') }}"}}
+			p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"x": bpav1.ExtraVar("{{ lookup('pipe', 'id') }}")}}
 		}, nil, "spec.kubespray.extraVars[x]: Invalid value"},
 		{"ansible-extra-var", "extra vars may not steer the connection", func(p *bpav1.Provisioning) {
-			p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"ansible_ssh_common_args": "-o ProxyCommand=x"}}
+			p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"ansible_ssh_common_args": bpav1.ExtraVar("-o ProxyCommand=x")}}
 		}, nil, "spec.kubespray.extraVars[ansible_ssh_common_args]: Invalid value"},
 		{"offline-without-mirror", "offline mode needs the site's mirror", func(p *bpav1.Provisioning) { p.Spec.Offline = ptr.To(true) }, nil,
 			"spec.offline: Forbidden: offline mode takes kubespray's files and images from the site's mirror, and this controller has none (--offline-mirror)"},

@@ -39,13 +39,16 @@ func Render(p *bpav1.Provisioning, hosts []bpav1.Node, mirror *offline.Mirror) (
 	}
 	if p.Spec.Kubespray != nil {
 		for k, v := range p.Spec.Kubespray.ExtraVars {
-			if k == "kube_pods_subnet" && p.Spec.PodSubnet != "" && string(v) != p.Spec.PodSubnet {
-				return nil, nil, fmt.Errorf("spec.kubespray.extraVars[kube_pods_subnet]: %q contradicts spec.PodSubnet %q", v, p.Spec.PodSubnet)
+			var subnet string
+			if k == "kube_pods_subnet" && p.Spec.PodSubnet != "" && (json.Unmarshal(v.Raw, &subnet) != nil || subnet != p.Spec.PodSubnet) {
+				return nil, nil, fmt.Errorf("spec.kubespray.extraVars[kube_pods_subnet]: %s contradicts spec.PodSubnet %q", v.Raw, p.Spec.PodSubnet)
 			}
 			if mirror != nil && slices.Contains(offline.VarNames(), k) {
 				return nil, nil, fmt.Errorf("spec.kubespray.extraVars[%s]: offline mode sets it to the site's mirror", k)
 			}
-			vars[k] = string(v)
+			// Passed on as the CR holds it: its type (string, number, boolean, list, map) is
+			// kubespray's.
+			vars[k] = json.RawMessage(v.Raw)
 		}
 	}
 	extraVars, err = json.MarshalIndent(vars, "", "  ")

@@ -1,0 +1,97 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestKubesprayImage runs the real kubespray's image the tests build from ../shared/third_party
+// (hack/kubespray-image.sh, one per kubespray release; make e2e sets BPA_KUBESPRAY_IMAGES) in real containers, as the
+// run-kubespray step runs an image: as nobody (65534), on a read-only root filesystem, with only
+// /tmp writable, in /kubespray. kubespray's own version check (playbooks/ansible_version.yml:
+// the ansible-core range it accepts, netaddr, jinja) passes, its cluster.yml, scale.yml and
+// remove-node.yml pass ansible-playbook's syntax check with every role and collection they
+// use, and its inventory sample parses.
+func TestKubesprayImage(t *testing.T) {
+	archives := strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES"))
+	if len(archives) == 0 {
+		t.Skip("kubespray's images are not built: ../shared/third_party (kubespray, ansible-core) is absent; hack/kubespray-image.sh builds them when it is there")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("containers need root")
+	}
+	for _, archive := range archives {
+		t.Run(filepath.Base(archive), func(t *testing.T) { checkKubesprayImage(t, archive) })
+	}
+}
+
+func checkKubesprayImage(t *testing.T, archive string) {
+	dir, err := os.MkdirTemp("/var/tmp", "bpa-kubespray-")
+	must(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	socket := startContainerd(t, dir)
+	ctr := func(args ...string) (string, error) {
+		out, err := exec.Command("ctr", append([]string{"--address", socket}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := ctr("images", "import", archive)
+	if err != nil {
+		t.Fatalf("ctr images import %s: %v\n%s", archive, err, out)
+	}
+	ref := ""
+	if list, err := ctr("images", "list", "--quiet"); err == nil {
+		for _, name := range strings.Fields(list) {
+			if strings.Contains(name, "/kubespray:") {
+				ref = name
+			}
+		}
+	}
+	if ref == "" {
+		t.Fatalf("the archive %s holds no kubespray image", archive)
+	}
+	scratch := filepath.Join(dir, "tmp")
+	must(t, os.MkdirAll(scratch, 0o777))
+	must(t, os.Chown(scratch, 65534, 65534))
+	run := 0
+	kubespray := func(args ...string) string {
+		t.Helper()
+		run++
+		// ctr runs as root: setpriv (util-linux, in every Debian) drops to nobody, as the
+		// step's securityContext does.
+		args = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, args...)
+		out, err := ctr(append([]string{"run", "--rm", "--read-only", "--cwd", "/kubespray",
+			"--env", "HOME=/tmp", "--env", "ANSIBLE_LOCAL_TEMP=/tmp/.ansible/tmp", "--env", "ANSIBLE_FORCE_COLOR=False",
+			"--mount", "type=bind,src=" + scratch + ",dst=/tmp,options=rbind:rw",
+			ref, fmt.Sprintf("kubespray-%d", run)}, args...)...)
+		if err != nil {
+			t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), ref, err, tail(out, 40))
+		}
+		return out
+	}
+	version := kubespray("ansible-playbook", "--version")
+	say(t, "kubespray image %s: %s", ref, strings.SplitN(version, "\n", 2)[0])
+	// Its plays run on every host: here on the container itself.
+	out = kubespray("ansible-playbook", "--inventory=localhost,", "--connection=local", "playbooks/ansible_version.yml")
+	if !strings.Contains(out, "ok=") || !strings.Contains(out, "failed=0") {
+		t.Fatalf("kubespray's version check:\n%s", tail(out, 30))
+	}
+	recap := ""
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "ok=") {
+			recap = strings.Join(strings.Fields(line), " ")
+		}
+	}
+	say(t, "kubespray's own version check (ansible-core, netaddr, jinja) passes: %s", recap)
+	for _, book := range []string{"cluster.yml", "scale.yml", "remove-node.yml"} {
+		if out := kubespray("ansible-playbook", "--inventory=inventory/sample/inventory.ini", "--syntax-check", book); !strings.Contains(out, "playbook: "+book) {
+			t.Errorf("ansible-playbook --syntax-check %s:\n%s", book, tail(out, 20))
+		}
+	}
+	say(t, "cluster.yml, scale.yml and remove-node.yml pass ansible-playbook's syntax check")
+}
