@@ -86,15 +86,13 @@ bench-load: test-deps ## The load harness as a Go benchmark (one run, its figure
 e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook (root).
 	hack/control-plane.sh node >/dev/null
 	hack/node-images.sh
-	@# kubespray's images, one per release tested; none when ../shared/third_party is absent (exit 3).
-	images=""; for v in $(KUBESPRAY_VERSIONS); do \
-	  img="$$(hack/kubespray-image.sh $$v)" && images="$$images $$img" || { rc=$$?; [ $$rc -eq 3 ] || exit $$rc; }; \
-	done; \
+	images="$$(hack/kubespray-image.sh $(KUBESPRAY_VERSIONS))" && \
 	BPA_KUBESPRAY_IMAGES="$$images" BPA_VM_IMAGE="$$(hack/vm-image.sh)" KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags e2e -count=1 -v -timeout 40m ./test/e2e/
 
 .PHONY: vms
 vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them (root).
-	BPA_VM_IMAGE="$$(hack/vm-image.sh)" KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags vm -count=1 -v -timeout 20m ./test/vm/
+	images="$$(hack/kubespray-image.sh $(KUBESPRAY_VERSIONS))" && \
+	BPA_KUBESPRAY_IMAGES="$$images" BPA_VM_IMAGE="$$(hack/vm-image.sh)" KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags vm -count=1 -v -timeout 20m ./test/vm/
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

@@ -3,12 +3,12 @@
 package e2e_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 )
 
 // TestKubesprayImage runs the real kubespray's image the tests build from ../shared/third_party
@@ -35,40 +35,19 @@ func checkKubesprayImage(t *testing.T, archive string) {
 	dir, err := os.MkdirTemp("/var/tmp", "bpa-kubespray-")
 	must(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	socket := startContainerd(t, dir)
-	ctr := func(args ...string) (string, error) {
-		out, err := exec.Command("ctr", append([]string{"--address", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	out, err := ctr("images", "import", archive)
-	if err != nil {
-		t.Fatalf("ctr images import %s: %v\n%s", archive, err, out)
-	}
-	ref := ""
-	if list, err := ctr("images", "list", "--quiet"); err == nil {
-		for _, name := range strings.Fields(list) {
-			if strings.Contains(name, "/kubespray:") {
-				ref = name
-			}
-		}
-	}
-	if ref == "" {
-		t.Fatalf("the archive %s holds no kubespray image", archive)
-	}
+	ctrd := testctr.Start(t, dir)
+	ref := ctrd.Import(t, archive, "/kubespray:")
 	scratch := filepath.Join(dir, "tmp")
 	must(t, os.MkdirAll(scratch, 0o777))
 	must(t, os.Chown(scratch, 65534, 65534))
-	run := 0
 	kubespray := func(args ...string) string {
 		t.Helper()
-		run++
 		// ctr runs as root: setpriv (util-linux, in every Debian) drops to nobody, as the
 		// step's securityContext does.
 		args = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, args...)
-		out, err := ctr(append([]string{"run", "--rm", "--read-only", "--cwd", "/kubespray",
+		out, err := ctrd.Run(ref, []string{"--read-only", "--cwd", "/kubespray",
 			"--env", "HOME=/tmp", "--env", "ANSIBLE_LOCAL_TEMP=/tmp/.ansible/tmp", "--env", "ANSIBLE_FORCE_COLOR=False",
-			"--mount", "type=bind,src=" + scratch + ",dst=/tmp,options=rbind:rw",
-			ref, fmt.Sprintf("kubespray-%d", run)}, args...)...)
+			"--mount", "type=bind,src=" + scratch + ",dst=/tmp,options=rbind:rw"}, args...)
 		if err != nil {
 			t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), ref, err, tail(out, 40))
 		}
@@ -77,7 +56,7 @@ func checkKubesprayImage(t *testing.T, archive string) {
 	version := kubespray("ansible-playbook", "--version")
 	say(t, "kubespray image %s: %s", ref, strings.SplitN(version, "\n", 2)[0])
 	// Its plays run on every host: here on the container itself.
-	out = kubespray("ansible-playbook", "--inventory=localhost,", "--connection=local", "playbooks/ansible_version.yml")
+	out := kubespray("ansible-playbook", "--inventory=localhost,", "--connection=local", "playbooks/ansible_version.yml")
 	if !strings.Contains(out, "ok=") || !strings.Contains(out, "failed=0") {
 		t.Fatalf("kubespray's version check:\n%s", tail(out, 30))
 	}

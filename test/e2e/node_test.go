@@ -3,7 +3,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 )
@@ -157,7 +157,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		waitOrKill(cmd, 10*time.Second)
 		n.killShims()
-		unmountUnder(n.dir)
+		testctr.UnmountUnder(n.dir)
 		// The pods' network namespaces containerd made and did not remove.
 		for _, ns := range cniNetNS() {
 			if !slices.Contains(before, ns) {
@@ -366,28 +366,6 @@ func (n *testNode) killShims() {
 		if _, err := fmt.Sscanf(p, "/proc/%d/cmdline", &pid); err == nil {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-	}
-}
-
-// unmountUnder unmounts every mount below dir, deepest first (the pods' volumes, the
-// containers' root filesystems, the shm of the sandboxes).
-func unmountUnder(dir string) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return
-	}
-	var points []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
-			points = append(points, fields[4])
-		}
-	}
-	f.Close()
-	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
-	for _, p := range points {
-		_ = syscall.Unmount(p, syscall.MNT_DETACH)
 	}
 }
 

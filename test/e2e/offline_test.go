@@ -6,14 +6,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
@@ -106,7 +105,7 @@ func TestOfflineSite(t *testing.T) {
 	say(t, "offline: containerd's _default/hosts.toml:\n%s", hostsToml)
 
 	say(t, "offline: containerd's client pulls through that configuration, anonymously")
-	socket := startContainerd(t, scratch)
+	socket := testctr.Start(t, scratch).Socket
 	for _, ref := range []string{
 		mirrorURL.Host + "/library/pause:3.10",              // kubespray's own images: {{ kube_image_repo }}/...
 		"registry.site-upstream.invalid/library/pause:3.10", // any registry: containerd's _default hosts
@@ -162,41 +161,4 @@ func pushTarImage(t *testing.T, client *siteregistry.Client, name, tag string) d
 	repo, err := client.Repository(name)
 	must(t, err)
 	return testregistry.PushImage(t, repo, tag, layer.Bytes()).Digest
-}
-
-// startContainerd runs a containerd of its own (no CRI) under dir and returns its socket.
-func startContainerd(t *testing.T, dir string) string {
-	t.Helper()
-	socket := filepath.Join(dir, "containerd.sock")
-	config := filepath.Join(dir, "containerd.toml")
-	must(t, os.WriteFile(config, []byte(fmt.Sprintf(`version = 2
-root = %q
-state = %q
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
-[grpc]
-  address = %q
-[ttrpc]
-  address = "%s.ttrpc"
-`, filepath.Join(dir, "containerd"), filepath.Join(dir, "containerd-state"), socket, socket)), 0o644))
-	logFile, err := os.Create(filepath.Join(dir, "containerd.log"))
-	must(t, err)
-	cmd := exec.Command("containerd", "--config", config)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = dieWithTest()
-	must(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		waitOrKill(cmd, 10*time.Second)
-		unmountUnder(dir)
-		_ = logFile.Close()
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for exec.Command("ctr", "--address", socket, "version").Run() != nil {
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("containerd did not answer on %s:\n%s", socket, tail(string(log), 30))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return socket
 }

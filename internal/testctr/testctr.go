@@ -1,0 +1,141 @@
+// Package testctr runs a containerd of the test's own (no CRI, no Kubernetes) for tests that run
+// an image the project builds as a container, the way a step runs it: Debian's containerd and
+// runc, driven with ctr. Everything it starts dies with the test process and is stopped, and
+// every mount it made is unmounted, when the test ends.
+package testctr
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Containerd is a running containerd.
+type Containerd struct {
+	// Socket is its gRPC socket, for ctr --address.
+	Socket string
+	runs   int
+}
+
+// Start runs containerd with its root, state and socket under dir (short paths: the socket's
+// path is bounded), and waits until it answers.
+func Start(t testing.TB, dir string) *Containerd {
+	t.Helper()
+	for _, tool := range []string{"containerd", "ctr", "runc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is missing: run `make test-deps` (Debian containerd, runc)", tool)
+		}
+	}
+	socket := filepath.Join(dir, "containerd.sock")
+	config := filepath.Join(dir, "containerd.toml")
+	must(t, os.WriteFile(config, []byte(fmt.Sprintf(`version = 2
+root = %q
+state = %q
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+[grpc]
+  address = %q
+[ttrpc]
+  address = "%s.ttrpc"
+`, filepath.Join(dir, "containerd"), filepath.Join(dir, "containerd-state"), socket, socket)), 0o644))
+	logFile, err := os.Create(filepath.Join(dir, "containerd.log"))
+	must(t, err)
+	cmd := exec.Command("containerd", "--config", config)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		UnmountUnder(dir)
+		_ = logFile.Close()
+	})
+	c := &Containerd{Socket: socket}
+	deadline := time.Now().Add(20 * time.Second)
+	for c.ctr("version") != nil {
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("containerd did not answer on %s:\n%s", socket, log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return c
+}
+
+func (c *Containerd) ctr(args ...string) error {
+	return exec.Command("ctr", append([]string{"--address", c.Socket}, args...)...).Run()
+}
+
+// Ctr runs ctr against this containerd and returns its combined output.
+func (c *Containerd) Ctr(args ...string) (string, error) {
+	out, err := exec.Command("ctr", append([]string{"--address", c.Socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// Import imports an image archive and returns the full name of the image in it whose name
+// contains want.
+func (c *Containerd) Import(t testing.TB, archive, want string) string {
+	t.Helper()
+	if out, err := c.Ctr("images", "import", archive); err != nil {
+		t.Fatalf("ctr images import %s: %v\n%s", archive, err, out)
+	}
+	list, err := c.Ctr("images", "list", "--quiet")
+	must(t, err)
+	for _, name := range strings.Fields(list) {
+		if strings.Contains(name, want) {
+			return name
+		}
+	}
+	t.Fatalf("the archive %s holds no image named like %q", archive, want)
+	return ""
+}
+
+// Run runs command in a new container of image, removed afterwards, with ctr run's options
+// (--mount, --env, --cwd, --net-host...), and returns its combined output.
+func (c *Containerd) Run(image string, options []string, command ...string) (string, error) {
+	c.runs++
+	args := append([]string{"run", "--rm"}, options...)
+	args = append(args, image, fmt.Sprintf("run-%d", c.runs))
+	return c.Ctr(append(args, command...)...)
+}
+
+// UnmountUnder unmounts every mount below dir, deepest first.
+func UnmountUnder(dir string) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	var points []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
+			points = append(points, fields[4])
+		}
+	}
+	f.Close()
+	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range points {
+		_ = syscall.Unmount(p, syscall.MNT_DETACH)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
