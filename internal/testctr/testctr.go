@@ -6,6 +6,8 @@ package testctr
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,7 +23,11 @@ import (
 type Containerd struct {
 	// Socket is its gRPC socket, for ctr --address.
 	Socket string
-	runs   int
+	// Namespace is the containerd namespace the test's images and containers live in: its own,
+	// so that runc's state (under /run/containerd/runc/NAMESPACE, shared by every containerd
+	// on the machine) never meets another test's or a killed run's.
+	Namespace string
+	runs      int
 }
 
 // Start runs containerd with its root, state and socket under dir (short paths: the socket's
@@ -63,7 +69,9 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 		UnmountUnder(dir)
 		_ = logFile.Close()
 	})
-	c := &Containerd{Socket: socket}
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	c := &Containerd{Socket: socket, Namespace: "bpa-test-" + hex.EncodeToString(suffix)}
 	deadline := time.Now().Add(20 * time.Second)
 	for c.ctr("version") != nil {
 		if time.Now().After(deadline) {
@@ -76,12 +84,12 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 }
 
 func (c *Containerd) ctr(args ...string) error {
-	return exec.Command("ctr", append([]string{"--address", c.Socket}, args...)...).Run()
+	return exec.Command("ctr", append([]string{"--address", c.Socket, "--namespace", c.Namespace}, args...)...).Run()
 }
 
-// Ctr runs ctr against this containerd and returns its combined output.
+// Ctr runs ctr against this containerd, in its namespace, and returns its combined output.
 func (c *Containerd) Ctr(args ...string) (string, error) {
-	out, err := exec.Command("ctr", append([]string{"--address", c.Socket}, args...)...).CombinedOutput()
+	out, err := exec.Command("ctr", append([]string{"--address", c.Socket, "--namespace", c.Namespace}, args...)...).CombinedOutput()
 	return string(out), err
 }
 

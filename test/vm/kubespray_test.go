@@ -4,8 +4,13 @@ package vm_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,14 +28,13 @@ import (
 // the first of the images hack/kubespray-image.sh built (BPA_KUBESPRAY_IMAGES), exactly as the
 // compiled run-kubespray step runs it: its command line (the playbook aside) and environment,
 // the rendered inventory and extra variables, the SSH key and the pinned known_hosts at the
-// pod's paths (playbookOptions go before the playbook), as nobody on a read-only root filesystem with only /tmp writable; the network
+// pod's paths, and run's own files (a playbook of the suite's, say) where it asks, as nobody on a read-only root filesystem with only /tmp writable; the network
 // is the test's, which reaches the site. Without the image it says so and does nothing.
-func runRealKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioning, inventory, extraVars []byte, keyFile, playbook string, playbookOptions ...string) string {
+func runRealKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioning, inventory, extraVars []byte, keyFile string, run kubesprayRun) string {
 	t.Helper()
 	archives := strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES"))
 	if len(archives) == 0 {
-		t.Log("the real kubespray is not run: its image is not built (../shared/third_party is absent; make vms builds it when it is there)")
-		return ""
+		t.Fatal("kubespray's image is not built") // kubesprayPackages checks first
 	}
 	sec := &corev1.Secret{}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: p.Labels[bpav1.ClusterLabel] + "-known-hosts"}, sec); err != nil {
@@ -45,15 +49,18 @@ func runRealKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provis
 	if err != nil {
 		t.Fatal(err)
 	}
-	mounts := map[string][]byte{ // file in dir → where the pod has it
+	mounts := map[string][]byte{ // where the pod has it → the content
 		filepath.Join(steps.InputsDir, "hosts.ini"):       inventory,
 		filepath.Join(steps.InputsDir, "extra-vars.json"): extraVars,
 		steps.KnownHostsPath:                              sec.Data[steps.KnownHostsKey],
 		steps.SSHKeyPath:                                  key,
 	}
+	for podPath, data := range run.Files {
+		mounts[podPath] = data
+	}
 	var ctrOptions []string
 	for podPath, data := range mounts {
-		file := filepath.Join(dir, "files", filepath.Base(podPath))
+		file := filepath.Join(dir, "files", podPath)
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +86,7 @@ func runRealKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provis
 		ctrOptions = append(ctrOptions, "--env", e.Name+"="+e.Value)
 	}
 	args := append([]string{}, compiled.Args[:len(compiled.Args)-1]...)
-	args = append(append(args, playbookOptions...), playbook)
+	args = append(append(args, run.Options...), run.Playbook)
 
 	ctrd := testctr.Start(t, dir)
 	image := ctrd.Import(t, archives[0], "/kubespray:")
@@ -88,10 +95,18 @@ func runRealKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provis
 	start := time.Now()
 	out, err := ctrd.Run(image, ctrOptions, command...)
 	if err != nil {
-		t.Fatalf("the real kubespray (%s) %s on the machines: %v\n%s", image, playbook, err, lastLinesOf(out, 60))
+		t.Fatalf("the real kubespray (%s) %s on the machines: %v\n%s", image, run.Playbook, err, lastLinesOf(out, 60))
 	}
-	t.Logf("the real kubespray (%s) ran %s on the machines in %.0f s: %s", image, playbook, time.Since(start).Seconds(), recapOf(out))
+	t.Logf("the real kubespray (%s) ran %s on the machines in %.0f s: %s", image, run.Playbook, time.Since(start).Seconds(), recapOf(out))
 	return out
+}
+
+// kubesprayRun is what runRealKubespray runs: a playbook (a path in kubespray's tree), the
+// options before it, and files to add to the container (path → content).
+type kubesprayRun struct {
+	Playbook string
+	Options  []string
+	Files    map[string][]byte
 }
 
 func lastLinesOf(s string, n int) string {
@@ -108,4 +123,111 @@ func recapOf(out string) string {
 		}
 	}
 	return strings.Join(hosts, "; ")
+}
+
+// systemPackagesQuery asks kubespray's own system_packages role, on each node, which packages
+// it would install there: its variables (roles/system_packages/vars) evaluated with
+// kubespray_defaults and the facts the role gathers, exactly as its "Manage packages" task
+// selects them. The suite builds the site's package mirror from the answer, not from a list
+// of its own.
+const systemPackagesQuery = `- name: Which packages kubespray's system_packages installs (the suite's site mirror)
+  hosts: k8s_cluster:etcd
+  gather_facts: false
+  roles:
+    - kubespray_defaults
+  tasks:
+    - name: The facts system_packages gathers
+      ansible.builtin.setup:
+        gather_subset: [distribution, pkg_mgr]
+    - name: system_packages' variables
+      ansible.builtin.include_vars: "{{ playbook_dir }}/roles/system_packages/vars/main.yml"
+    - name: The packages its Manage packages task installs
+      ansible.builtin.debug:
+        msg: "BPA-PACKAGES {{ pkgs | dict2items | selectattr('value', 'ansible.builtin.all') | map(attribute='key') | list | to_json }}"
+`
+
+// kubesprayPackages runs systemPackagesQuery with the real kubespray and returns the packages,
+// every node's together.
+// Without kubespray's image (../shared/third_party absent) it says so and returns nil.
+func kubesprayPackages(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioning, inventory, extraVars []byte, keyFile string) []string {
+	t.Helper()
+	if len(strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES"))) == 0 {
+		t.Log("the real kubespray is not run: its image is not built (../shared/third_party is absent; make vms builds it when it is there)")
+		return nil
+	}
+	out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{
+		Playbook: "bpa-system-packages.yml",
+		Files:    map[string][]byte{"/kubespray/bpa-system-packages.yml": []byte(systemPackagesQuery)},
+	})
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"msg": ("BPA-PACKAGES .*")`).FindAllStringSubmatch(out, -1) {
+		var msg string
+		var names []string
+		if err := json.Unmarshal([]byte(m[1]), &msg); err != nil {
+			t.Fatalf("the query's answer %s: %v", m[1], err)
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(msg, "BPA-PACKAGES ")), &names); err != nil {
+			t.Fatalf("the query's answer %q: %v", msg, err)
+		}
+		for _, n := range names {
+			seen[n] = true
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatalf("kubespray's system_packages query answered nothing:\n%s", lastLinesOf(out, 30))
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// packageMirror builds a Debian package repository holding names and whatever they need that
+// a node whose dpkg status is status lacks, from this machine's Debian sources (the same
+// release as the servers' image): a site's package mirror, as small as the servers need.
+func packageMirror(t *testing.T, names []string, status []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	archives := filepath.Join(dir, "repo")
+	for _, d := range []string{filepath.Join(archives, "partial"), filepath.Join(dir, "lists", "partial")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "status"), status, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	apt := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("apt-get", append([]string{"-q", "-o", "Dir::State::status=" + filepath.Join(dir, "status"),
+			"-o", "Dir::State::Lists=" + filepath.Join(dir, "lists"), "-o", "Dir::Cache::archives=" + archives,
+			"-o", "Debug::NoLocking=1", "-o", "APT::Sandbox::User=root"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("apt-get %s: %v\n%s", strings.Join(args, " "), err, lastLinesOf(string(out), 20))
+		}
+	}
+	apt("update")
+	apt(append([]string{"install", "--download-only", "--no-install-recommends", "-y"}, names...)...)
+	_ = os.RemoveAll(filepath.Join(archives, "partial"))
+	_ = os.Remove(filepath.Join(archives, "lock"))
+	for file, args := range map[string][]string{"Packages": {"packages", "."}} {
+		cmd := exec.Command("apt-ftparchive", args...)
+		cmd.Dir = archives
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(archives, file), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("apt-ftparchive", "release", ".")
+	cmd.Dir = archives
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(archives, "Release"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	debs, _ := filepath.Glob(filepath.Join(archives, "*.deb"))
+	t.Logf("the site's package mirror for kubespray: %d packages for %d it installs (%s)", len(debs), len(names), strings.Join(names, " "))
+	return archives
 }

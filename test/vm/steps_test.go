@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,15 +154,35 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	}
 	testvm.Run(t, clients[master.Name], "sudo -n install -d /etc/kubernetes/stand-in && echo '"+testutil.AdminConf("\n    token: vm-token")+"' | sudo -n tee /etc/kubernetes/stand-in/admin.conf >/dev/null")
 	runKubespray(t, env, ns, p, inventory, extraVars, keyFile)
-	// The real kubespray, as far as the site's mirror carries it: its version check, its own
-	// validation of the rendered inventory and extra variables, and its facts of every node
-	// over SSH with become. Not yet its bootstrap_os role: its system_packages task installs
-	// Debian packages (apparmor, conntrack, ipvsadm, socat...) which the site's package mirror
-	// does not carry yet.
-	if out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, "playbooks/facts.yml", "--skip-tags=bootstrap_os"); out != "" {
+	// The real kubespray, as far as the site's mirror carries it. Its system_packages role
+	// installs Debian packages: kubespray itself says which (kubesprayPackages), the suite builds
+	// the site's package mirror of them (packageMirror) and serves it beside the site's own
+	// repository. Then facts.yml: kubespray's version check, its own validation of the rendered
+	// inventory and extra variables, bootstrap_os (those packages, installed by each machine's
+	// apt from the mirror) and the facts of every node, over SSH with become.
+	if packages := kubesprayPackages(t, env, ns, p, inventory, extraVars, keyFile); packages != nil {
+		mirror := packageMirror(t, packages, []byte(testvm.Run(t, clients[master.Name], "cat /var/lib/dpkg/status")))
+		ml, err := net.Listen("tcp", site.Subnet+".1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		msrv := &http.Server{Handler: http.FileServer(http.Dir(mirror)), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = msrv.Serve(ml) }()
+		t.Cleanup(func() { _ = msrv.Close() })
+		// As the site's user data does when it sets the sources: their index refreshed (the apt
+		// module kubespray uses refreshes only an index older than a day).
+		for _, c := range clients {
+			testvm.Run(t, c, "echo 'deb [trusted=yes] http://"+ml.Addr().String()+"/ ./' | sudo -n tee /etc/apt/sources.list.d/kubespray-mirror.list >/dev/null && sudo -n apt-get update -q >/dev/null")
+		}
+		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Playbook: "playbooks/facts.yml"})
 		for _, host := range []string{"master", "worker"} {
 			if !regexp.MustCompile(`(?m)^\s*` + host + `\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out) {
 				t.Errorf("the real kubespray's facts.yml on %s:\n%s", host, lastLinesOf(out, 30))
+			}
+		}
+		for _, c := range clients {
+			if got := testvm.Run(t, c, "dpkg-query -W -f='${Status}\\n' "+strings.Join(packages, " ")+" | grep -c '^install ok installed$' || true"); strings.TrimSpace(got) != strconv.Itoa(len(packages)) {
+				t.Errorf("after bootstrap_os, %s of the %d packages kubespray installs are installed", strings.TrimSpace(got), len(packages))
 			}
 		}
 	}
