@@ -23,6 +23,15 @@ fact_caching_connection = /tmp
 pipelining = True
 `
 
+// kubesprayImageConfig is the configuration of kubespray's image, as its Dockerfile sets it, for
+// the stand-in and the real one: root by default (the Workflow runs it as nobody), the
+// playbooks in the working directory /kubespray, Python writing no bytecode.
+var kubesprayImageConfig = v1.Config{
+	WorkingDir: "/kubespray",
+	Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"},
+	Cmd:        []string{"/bin/bash"},
+}
+
 func node(args []string) error {
 	fl := flag.NewFlagSet("node", flag.ExitOnError)
 	out := fl.String("o", "bin/node-images.tar", "archive to write, for `ctr images import`")
@@ -80,16 +89,7 @@ func node(args []string) error {
 		f.Mode = 0o644
 		files = append(files, f)
 	}
-	// As kubespray's own image: root by default (the Workflow runs it as nobody), the
-	// playbooks in the working directory /kubespray, Python writing no bytecode.
-	if images[*kubesprayRef], err = ociimage.BuildRootFS(ociimage.RootFS{
-		Ref: *kubesprayRef, Tarball: *rootfs, Files: files,
-		Config: v1.Config{
-			WorkingDir: "/kubespray",
-			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"},
-			Cmd:        []string{"/bin/bash"},
-		},
-	}); err != nil {
+	if images[*kubesprayRef], err = ociimage.BuildRootFS(ociimage.RootFS{Ref: *kubesprayRef, Tarball: *rootfs, Files: files, Config: kubesprayImageConfig}); err != nil {
 		return err
 	}
 
@@ -138,14 +138,7 @@ func kubespray(args []string) error {
 	if *out == "" || *rootfs == "" || *ref == "" {
 		return errors.New("kubespray: -o, --rootfs and --ref are required")
 	}
-	img, err := ociimage.BuildRootFS(ociimage.RootFS{
-		Ref: *ref, Tarball: *rootfs,
-		Config: v1.Config{
-			WorkingDir: "/kubespray",
-			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"},
-			Cmd:        []string{"/bin/bash"},
-		},
-	})
+	img, err := ociimage.BuildRootFS(ociimage.RootFS{Ref: *ref, Tarball: *rootfs, Config: kubesprayImageConfig})
 	if err != nil {
 		return err
 	}
