@@ -10,7 +10,7 @@
 #
 # Prints the path of the root filesystem's tarball, cached by everything that decides its
 # content under ~/.cache/bpa-workflow-controller (about 2 minutes the first time). Exits 3,
-# saying so, when the third-party sources are absent (a clone without ../shared).
+# saying so, when the third-party sources are absent (a clone without ../shared/third_party beside it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 version="${1:-v2.30.0}"
