@@ -39,7 +39,9 @@ done
 PACKAGES="python3,python3-jinja2,python3-yaml,python3-cryptography,python3-packaging,python3-resolvelib,python3-netaddr,python3-jmespath,openssh-client,rsync,sshpass,ca-certificates"
 # The collections kubespray's galaxy.yml depends on.
 COLLECTIONS="ansible/utils ansible/netcommon ansible/posix community/crypto community/general community/docker kubernetes/core"
-key="$( (printf '%s %s %s %s\n' "$SUITE" "$PACKAGES" "$COLLECTIONS" "$version $ansible_core"; sha256sum "$kubespray_src" "$ansible_src" "$0") | sha256sum | cut -c1-12)"
+# The key is content only (no path: every clone of the project shares the cache).
+key="$( (printf '%s %s %s %s\n' "$SUITE" "$PACKAGES" "$COLLECTIONS" "$version $ansible_core"
+  for f in "$kubespray_src" "$ansible_src" "$0"; do sha256sum <"$f"; done) | sha256sum | cut -c1-12)"
 out="$cache_base/kubespray-rootfs-$version-$key.tar"
 if [ -f "$out" ]; then
   echo "$out"
