@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -454,3 +455,17 @@ func (s *Site) Plug(t testing.TB, link string, ns *NetNS, ip string) {
 
 // TestSide is the test's address on the site: where the machines reach the suite's servers.
 func (s *Site) TestSide() string { return s.Subnet + ".1" }
+
+// Serve serves dir over HTTP on the test's side of the site (a package repository, a mirror)
+// until the test ends, and returns its URL, http://ADDRESS/.
+func (s *Site) Serve(t testing.TB, dir string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(s.TestSide(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + l.Addr().String() + "/"
+}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -153,13 +152,7 @@ func (h *testHost) file(name string) string {
 // site network, and returns its URL.
 func serveRepository(t *testing.T, site *testvm.Site) string {
 	t.Helper()
-	repo := testutil.NewAptNode(t, testutil.DpkgStatus, e2ePackages...)
-	l, err := net.Listen("tcp", net.JoinHostPort(site.TestSide(), "0"))
-	must(t, err)
-	srv := &http.Server{Handler: http.FileServer(http.Dir(filepath.Join(repo.Dir, "repo"))), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + l.Addr().String() + "/"
+	return site.Serve(t, filepath.Join(testutil.NewAptNode(t, testutil.DpkgStatus, e2ePackages...).Dir, "repo"))
 }
 
 // relay forwards TCP from the test's side of the site network to addr (the API server, which

@@ -8,8 +8,6 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,14 +83,7 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	site.Boot(t, testvm.ImageIn(imageDir), signer.PublicKey())
 
 	// The site's package repository, served on the site network (the machines have no other).
-	repo := testutil.NewAptNode(t, testutil.DpkgStatus, sitePackages...)
-	l, err := net.Listen("tcp", site.Subnet+".1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(filepath.Join(repo.Dir, "repo"))), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	repo := site.Serve(t, filepath.Join(testutil.NewAptNode(t, testutil.DpkgStatus, sitePackages...).Dir, "repo"))
 
 	bootCtx, cancel := context.WithTimeout(ctx, bootWait)
 	defer cancel()
@@ -107,7 +98,7 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 		// The site's mirror, as the site's user data sets it: Debian's own sources are out of
 		// reach.
 		testvm.Run(t, c, "sudo -n rm -f /etc/apt/sources.list /etc/apt/sources.list.d/debian.sources && "+
-			"echo 'deb [trusted=yes] http://"+l.Addr().String()+"/ ./' | sudo -n tee /etc/apt/sources.list.d/site.list >/dev/null")
+			"echo 'deb [trusted=yes] "+repo+" ./' | sudo -n tee /etc/apt/sources.list.d/site.list >/dev/null")
 	}
 	master, worker := site.Machines()[0], site.Machines()[1]
 
@@ -161,18 +152,11 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	// inventory and extra variables, bootstrap_os (those packages, installed by each machine's
 	// apt from the mirror) and the facts of every node, over SSH with become.
 	if packages := kubesprayPackages(t, env, ns, p, inventory, extraVars, keyFile); packages != nil {
-		mirror := packageMirror(t, packages, []byte(testvm.Run(t, clients[master.Name], "cat /var/lib/dpkg/status")))
-		ml, err := net.Listen("tcp", site.Subnet+".1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		msrv := &http.Server{Handler: http.FileServer(http.Dir(mirror)), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = msrv.Serve(ml) }()
-		t.Cleanup(func() { _ = msrv.Close() })
+		mirror := site.Serve(t, packageMirror(t, packages, []byte(testvm.Run(t, clients[master.Name], "cat /var/lib/dpkg/status"))))
 		// As the site's user data does when it sets the sources: their index refreshed (the apt
 		// module kubespray uses refreshes only an index older than a day).
 		for _, c := range clients {
-			testvm.Run(t, c, "echo 'deb [trusted=yes] http://"+ml.Addr().String()+"/ ./' | sudo -n tee /etc/apt/sources.list.d/kubespray-mirror.list >/dev/null && sudo -n apt-get update -q >/dev/null")
+			testvm.Run(t, c, "echo 'deb [trusted=yes] "+mirror+" ./' | sudo -n tee /etc/apt/sources.list.d/kubespray-mirror.list >/dev/null && sudo -n apt-get update -q >/dev/null")
 		}
 		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Playbook: "playbooks/facts.yml"})
 		for _, host := range []string{"master", "worker"} {
