@@ -99,7 +99,7 @@ test-update-golden: ## Rewrite the golden files under testdata/.
 	go test ./pkg/compile/ ./pkg/steps/renderinventory/ ./internal/cli/ ./charts/ -update
 
 .PHONY: fuzz
-fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, artifact names, image lists, file paths) for FUZZTIME each.
+fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, artifact names, image lists, file paths, kubespray's download lists) for FUZZTIME each.
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseISC$$' -fuzztime $(FUZZTIME)
 	go test ./internal/manifest -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseDnsmasq$$' -fuzztime $(FUZZTIME)
@@ -109,6 +109,7 @@ fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, 
 	go test ./internal/siteregistry -run '^$$' -fuzz '^FuzzParseImageList$$' -fuzztime $(FUZZTIME)
 	go test ./internal/fileserver -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME)
 	go test ./internal/fileserver -run '^$$' -fuzz '^FuzzParseOCIPath$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/kubespraydownloads -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench
 bench: ## Run the benchmarks.

@@ -312,7 +312,7 @@ spec:
 	if code := cli.ExecuteContext(context.Background(), append([]string{"compile", "-f", p}, args...), &stdout, &stderr); code != 0 {
 		t.Fatalf("compile with the chart's offline arguments: exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"--offline-mirror=http://10.10.0.2:30580", "--offline-kubespray-files=kubespray:v2.28.0", "http://10.10.0.2:30580/files/kud-plugins/2025.06/multus.yaml"} {
+	for _, want := range []string{"--offline-mirror=http://10.10.0.2:30580", "--offline-kubespray-files=kubespray:v2.30.0", "http://10.10.0.2:30580/files/kud-plugins/2025.06/multus.yaml"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the Workflow lacks %q", want)
 		}

@@ -9,7 +9,8 @@
 #   initrd.img
 #
 # The image holds Debian 12 with systemd, systemd-networkd asking DHCP on every Ethernet NIC,
-# openssh-server, python3 and python3-apt (what Ansible needs), sudo, and the admin user
+# openssh-server, python3 and python3-apt (what Ansible needs), sudo, ping (iputils-ping, in
+# every Debian standard install; kubespray pings each node's access address), and the admin user
 # "bpa" (passwordless sudo) that metal3's user data would create. It holds no host keys and an
 # empty /etc/machine-id: each machine makes its own on first boot. Like metal3's config drive,
 # a small disk labelled BPA-SEED carries what differs per machine (its hostname, the site's SSH
@@ -21,7 +22,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 SUITE="${VM_IMAGE_SUITE:-bookworm}"
 SIZE="${VM_IMAGE_SIZE:-3G}"
-PACKAGES="systemd-sysv,udev,dbus,iproute2,openssh-server,python3,python3-apt,sudo,apt,ca-certificates,linux-image-amd64,initramfs-tools,zstd"
+PACKAGES="systemd-sysv,udev,dbus,iproute2,iputils-ping,openssh-server,python3,python3-apt,sudo,apt,ca-certificates,linux-image-amd64,initramfs-tools,zstd"
 cache_base="${BPA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpa-workflow-controller}"
 key="$(cat "$0" "$root"/hack/vm/* | sha256sum | cut -c1-12)"
 out="$cache_base/vm-image-$SUITE-$key"

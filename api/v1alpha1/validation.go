@@ -110,7 +110,7 @@ func (p *Provisioning) Validate() field.ErrorList {
 	if k := p.Spec.Kubespray; k != nil {
 		path := spec.Child("kubespray")
 		if k.Image != "" && !IsImageReference(k.Image) {
-			errs = append(errs, field.Invalid(path.Child("image"), k.Image, "must be an image reference such as kubespray/kubespray:v2.28.0"))
+			errs = append(errs, field.Invalid(path.Child("image"), k.Image, "must be an image reference such as quay.io/kubespray/kubespray:v2.30.0"))
 		}
 		for _, name := range sortedKeys(k.ExtraVars) {
 			vpath := path.Child("extraVars").Key(name)

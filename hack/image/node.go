@@ -4,9 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"slices"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -14,8 +16,10 @@ import (
 )
 
 // kubesprayConfig is the stand-in image's ansible.cfg: what of kubespray's own matters to a
-// read-only root filesystem (facts cached under /tmp) and to speed (pipelining).
+// read-only root filesystem (facts cached under /tmp), to speed (pipelining), and to finding
+// its roles from a playbook elsewhere (roles_path, relative to this file).
 const kubesprayConfig = `[defaults]
+roles_path = roles
 gathering = smart
 fact_caching = jsonfile
 fact_caching_connection = /tmp
@@ -75,14 +79,29 @@ func node(args []string) error {
 		return err
 	}
 
-	files := []ociimage.File{{Path: "/kubespray", Mode: 0o755, Dir: true}, {Path: "/kubespray/ansible.cfg", Mode: 0o644, Data: []byte(kubesprayConfig)}}
-	books, err := filepath.Glob(filepath.Join(*playbooks, "*.yml"))
+	// Laid out as kubespray's tree: cluster.yml, scale.yml, remove-node.yml at the top,
+	// playbooks/facts.yml, roles/kubespray_defaults below.
+	var files []ociimage.File
+	var books []string
+	err = filepath.WalkDir(*playbooks, func(file string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(*playbooks, file)
+		if d.IsDir() {
+			files = append(files, ociimage.File{Path: path.Join("/kubespray", filepath.ToSlash(rel)), Mode: 0o755, Dir: true})
+		} else if strings.HasSuffix(file, ".yml") {
+			books = append(books, file)
+		}
+		return nil
+	})
 	if err != nil || len(books) == 0 {
-		return fmt.Errorf("no playbooks in %s", *playbooks)
+		return fmt.Errorf("no playbooks in %s: %v", *playbooks, err)
 	}
-	slices.Sort(books)
+	files = append(files, ociimage.File{Path: "/kubespray/ansible.cfg", Mode: 0o644, Data: []byte(kubesprayConfig)})
 	for _, b := range books {
-		f, err := readFile(b, "/kubespray/"+filepath.Base(b))
+		rel, _ := filepath.Rel(*playbooks, b)
+		f, err := readFile(b, path.Join("/kubespray", filepath.ToSlash(rel)))
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,9 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -304,5 +306,51 @@ func TestHostsFilesAreReadStrictly(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 naming %s and %q", code, stdout, stderr, hosts, tc.want)
 			}
 		})
+	}
+}
+
+// TestPlanListsKubesprayDownloads runs plan with the real kubespray (v2.30.0's tree from
+// ../shared/third_party) and this machine's ansible-playbook, offline: every file and image
+// kubespray's download role will fetch for the sample cluster, each from the mirror.
+func TestPlanListsKubesprayDownloads(t *testing.T) {
+	tarball := filepath.Join(testutil.RepoRoot(t), "..", "shared", "third_party", "kubespray-v2.30.0.tar.gz")
+	if _, err := os.Stat(tarball); err != nil {
+		t.Skipf("kubespray's tree is not here: ../shared/third_party is absent (%v)", err)
+	}
+	if _, err := exec.LookPath("ansible-playbook"); err != nil {
+		t.Skip("ansible-playbook is not installed (make test-deps installs Debian's ansible-core)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "-xzf", tarball, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	kubespray := filepath.Join(dir, "kubespray-v2.30.0")
+	args := []string{"plan", "-f", testutil.Fixture(t, "provisioning-cluster-abc.yaml"), "--hosts", testutil.Fixture(t, "sample-site-baremetalhosts.yaml"),
+		"--kubespray", kubespray, "--offline-mirror", "http://10.10.0.2:30580", "--offline-kubespray-files", "kubespray:v2.30.0"}
+	code, stdout, stderr := run(append(args, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var plan cli.Plan
+	if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, d := range plan.Downloads {
+		names[d.Name] = true
+		if !strings.HasPrefix(d.URL+d.Image, "http://10.10.0.2:30580/files/kubespray/v2.30.0/") && !strings.HasPrefix(d.Image, "10.10.0.2:30580/") {
+			t.Errorf("offline, kubespray fetches %s from outside the mirror", d)
+		}
+	}
+	for _, want := range []string{"kubeadm", "kubelet", "containerd", "runc", "etcd", "pod_infra", "coredns", "kubeadm_kube-apiserver"} {
+		if !names[want] {
+			t.Errorf("the plan's downloads lack %s: %v", want, plan.Downloads)
+		}
+	}
+	if code, stdout, _ := run(append(args, "-o", "text")...); code != 0 || !strings.Contains(stdout, fmt.Sprintf("kubespray fetches %d files and images:", len(plan.Downloads))) {
+		t.Errorf("plan -o text: exit %d:\n%s", code, stdout)
+	}
+	if code, _, stderr := run(append(args[:5:5], "--kubespray", dir)...); code == 0 || !strings.Contains(stderr, "not a kubespray tree") {
+		t.Errorf("plan --kubespray with no kubespray there: exit %d, %s", code, stderr)
 	}
 }

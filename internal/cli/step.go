@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
@@ -19,7 +20,7 @@ func newStepCommand() *cobra.Command {
 		Use:   "step NAME",
 		Short: "Run one step of a compiled Workflow (what a workflow pod runs)",
 	}
-	cmd.AddCommand(discoverhosts.Command(), resolveleases.Command(), renderinventory.Command(), pinhostkeys.Command(), checkleavingnodes.Command(),
+	cmd.AddCommand(discoverhosts.Command(), resolveleases.Command(), renderinventory.Command(), pinhostkeys.Command(), checkleavingnodes.Command(), checksitemirror.Command(),
 		fetchkubeconfig.Command(), resolveclusterhosts.Command(), installsoftware.Command())
 	return cmd
 }

@@ -454,7 +454,7 @@ func kubesprayArgs(wf *wfv1.Workflow) string {
 	if t == nil || t.Container == nil {
 		return ""
 	}
-	return strings.Join(t.Container.Args, " ")
+	return strings.Join(append(append([]string{}, t.Container.Command...), t.Container.Args...), " ")
 }
 
 // abcSite is cluster-abc's Provisioning in a namespace of its own, with a running controller:
@@ -508,7 +508,7 @@ func TestProvisioningDay2(t *testing.T) {
 			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-3": {MACAddress: "00:e1:ba:ce:df:bd"}})
 		})
 		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
-		if args := kubesprayArgs(wf); !strings.Contains(args, "--limit=worker-3 scale.yml") {
+		if args := kubesprayArgs(wf); !strings.Contains(args, `--limit="$limit" scale.yml`) || !strings.Contains(args, "run-kubespray worker-3 ") {
 			t.Errorf("generation 2 runs %q, want scale.yml limited to worker-3", args)
 		}
 		// discover-hosts claims the new host, as it does for real.

@@ -24,6 +24,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
@@ -120,13 +121,28 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	d.addTask(wfv1.DAGTask{Name: discoverhosts.Name, Template: discoverhosts.Name})
 	d.addTask(wfv1.DAGTask{Name: resolveleases.Name, Template: resolveleases.Name, Arguments: hostsOf(discoverhosts.Name)}, discoverhosts.Name)
 	d.addTask(wfv1.DAGTask{Name: renderinventory.Name, Template: renderinventory.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
-	// Every node's host key is pinned before kubespray connects to any, so that its SSH
-	// sessions verify them strictly.
-	d.addTask(wfv1.DAGTask{Name: pinhostkeys.Name, Template: pinhostkeys.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
 	kubesprayArgs := []wfv1.Parameter{
 		outputOf(renderinventory.Name, steps.InventoryParam, steps.InventoryParam),
 		outputOf(renderinventory.Name, steps.ExtraVarsParam, steps.ExtraVarsParam),
 	}
+	// Offline, the site's mirror must hold everything kubespray will fetch: asked before any
+	// host is touched (nothing connects to a node until the check passes).
+	touchHostsAfter := []string{resolveleases.Name}
+	if mirror != nil {
+		for _, t := range []wfv1.Template{checksitemirror.ListTemplate(kubesprayImage), checksitemirror.Template(opts.StepImage, mirror.URL)} {
+			if err := d.addTemplate(t); err != nil {
+				return nil, err
+			}
+		}
+		d.addTask(wfv1.DAGTask{Name: checksitemirror.ListName, Template: checksitemirror.ListName, Arguments: wfv1.Arguments{Parameters: kubesprayArgs}}, renderinventory.Name)
+		d.addTask(wfv1.DAGTask{Name: checksitemirror.Name, Template: checksitemirror.Name, Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
+			outputOf(checksitemirror.ListName, checksitemirror.DownloadsParam, checksitemirror.DownloadsParam),
+		}}}, checksitemirror.ListName)
+		touchHostsAfter = append(touchHostsAfter, checksitemirror.Name)
+	}
+	// Every node's host key is pinned before kubespray connects to any, so that its SSH
+	// sessions verify them strictly.
+	d.addTask(wfv1.DAGTask{Name: pinhostkeys.Name, Template: pinhostkeys.Name, Arguments: hostsOf(resolveleases.Name)}, touchHostsAfter...)
 	kubesprayAfter := []string{renderinventory.Name, pinhostkeys.Name}
 	if gone := leaving(opts.Kubespray); len(gone) > 0 {
 		// A leaving node that does not answer is removed without a reset: asked beside the
@@ -134,7 +150,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		if err := d.addTemplate(checkleavingnodes.Template(opts.StepImage, gone)); err != nil {
 			return nil, err
 		}
-		d.addTask(wfv1.DAGTask{Name: checkleavingnodes.Name, Template: checkleavingnodes.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
+		d.addTask(wfv1.DAGTask{Name: checkleavingnodes.Name, Template: checkleavingnodes.Name, Arguments: hostsOf(resolveleases.Name)}, touchHostsAfter...)
 		kubesprayArgs = append(kubesprayArgs, outputOf(checkleavingnodes.Name, runkubespray.RemovalVarsParam, runkubespray.RemovalVarsParam))
 		kubesprayAfter = append(kubesprayAfter, checkleavingnodes.Name)
 	}

@@ -1,6 +1,8 @@
 package compile_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubespraydownloads"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
@@ -134,12 +137,29 @@ func TestCompileOffline(t *testing.T) {
 	}
 	raw := string(marshal(t, wf))
 	for _, want := range []string{
-		"--offline-mirror=http://10.10.0.2:30880", "--offline-kubespray-files=kubespray:v2.28.0",
+		"--offline-mirror=http://10.10.0.2:30880", "--offline-kubespray-files=kubespray:v2.30.0",
 		"value: http://10.10.0.2:30880/files/kud-plugins/2025.06/onap4k8s.yaml",
 	} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("the offline Workflow lacks %q", want)
 		}
+	}
+
+	// Nothing touches a host before the mirror is checked; the check gets kubespray's own
+	// download list, which the playbook (base64 through Argo's templating) writes.
+	tasks := map[string]string{}
+	for _, task := range wf.GetTemplateByName(compile.ProvisionEntrypoint).DAG.Tasks {
+		tasks[task.Name] = task.Depends
+	}
+	if !strings.Contains(tasks["pin-host-keys"], "check-site-mirror.Succeeded") || tasks["check-site-mirror"] != "list-kubespray-downloads.Succeeded" ||
+		tasks["list-kubespray-downloads"] != "render-inventory.Succeeded" {
+		t.Errorf("offline tasks' dependencies: %v", tasks)
+	}
+	list := wf.GetTemplateByName("list-kubespray-downloads")
+	playbook, err := base64.StdEncoding.DecodeString(list.Inputs.Artifacts[2].Raw.Data)
+	if err != nil || !bytes.Equal(playbook, kubespraydownloads.Playbook) || list.Container.Image != compile.DefaultKubesprayImage {
+		t.Errorf("list-kubespray-downloads runs %s with a playbook of %d bytes (%v), want kubespray's image and the %d bytes of kubespraydownloads.Playbook",
+			list.Container.Image, len(playbook), err, len(kubespraydownloads.Playbook))
 	}
 
 	p.Spec.Offline = ptr.To(false)

@@ -19,7 +19,7 @@ import (
 // Default images. They name no registry host: the site's container runtime resolves them.
 const (
 	DefaultStepImage      = "bpa-workflow-controller:v0.1.0"
-	DefaultKubesprayImage = "kubespray/kubespray:v2.28.0"
+	DefaultKubesprayImage = "quay.io/kubespray/kubespray:v2.30.0"
 	// DefaultKubectlImage is `make image`'s kubectl image, which the KUD plugin pods run.
 	DefaultKubectlImage = "bpa-kubectl:v1.33.13"
 )

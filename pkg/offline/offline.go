@@ -47,6 +47,21 @@ func ParseFileSet(s string) (artifacts.Ref, error) {
 	return artifacts.ParseRef(artifacts.FileSet, s)
 }
 
+// Endpoints are a mirror URL's base (SCHEME://HOST[:PORT]) and its registry host as image
+// references name it (HOST[:PORT]: the port a plain-HTTP mirror implies is written out, as an
+// image reference without one means HTTPS's).
+func Endpoints(mirrorURL string) (base, registry string, err error) {
+	u, err := ParseURL(mirrorURL)
+	if err != nil {
+		return "", "", err
+	}
+	registry = u.Host
+	if u.Port() == "" && u.Scheme == "http" {
+		registry = net.JoinHostPort(u.Hostname(), "80")
+	}
+	return u.Scheme + "://" + u.Host, registry, nil
+}
+
 // Validate checks the URL and the file sets.
 func (m Mirror) Validate() error {
 	if _, err := ParseURL(m.URL); err != nil {
@@ -95,32 +110,33 @@ var imageRepoVars = []string{"kube_image_repo", "gcr_image_repo", "github_image_
 // files_repo, images from its registry view, and containerd told to pull every registry's
 // images through the mirror (the _default host configuration, which applies to any registry
 // without one of its own), so the new cluster's own pods pull from it too.
+//
+// Each is a variable kubespray's roles read: the end-to-end suite's TestKubesprayImage evaluates
+// kubespray's own download role with them (every file and image from the mirror). The mirror's
+// own host has a hosts.toml of its
+// own, naming its scheme: that is how containerd, and nerdctl (kubespray's image pulls) which
+// reads the same /etc/containerd/certs.d, reach a plain-HTTP mirror; neither needs a flag.
 func (m Mirror) KubesprayVars() (map[string]any, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	u, _ := ParseURL(m.URL)
-	base := u.Scheme + "://" + u.Host
-	registry := u.Host
-	if u.Port() == "" {
-		// Image references need the port a scheme implies only when it is not HTTPS's.
-		if u.Scheme == "http" {
-			registry = net.JoinHostPort(u.Hostname(), "80")
-		}
-	}
+	base, registry, _ := Endpoints(m.URL)
 	filesRepo := m.FileSetURL(m.KubesprayFiles)
-	vars := map[string]any{
-		"registry_host": registry,
-		"files_repo":    filesRepo,
-		"containerd_registries_mirrors": []any{map[string]any{
-			"prefix": "_default",
+	mirror := func(prefix string) map[string]any {
+		return map[string]any{
+			"prefix": prefix,
 			"server": base,
 			"mirrors": []any{map[string]any{
 				"host":         base,
 				"capabilities": []any{"pull", "resolve"},
 				"skip_verify":  false,
 			}},
-		}},
+		}
+	}
+	vars := map[string]any{
+		"registry_host":                 registry,
+		"files_repo":                    filesRepo,
+		"containerd_registries_mirrors": []any{mirror(registry), mirror("_default")},
 	}
 	for _, v := range imageRepoVars {
 		vars[v] = registry
@@ -128,19 +144,13 @@ func (m Mirror) KubesprayVars() (map[string]any, error) {
 	for _, b := range downloadBases {
 		vars[b[0]] = filesRepo + "/" + b[1]
 	}
-	if u.Scheme == "http" {
-		// containerd reaches a plain-HTTP registry through its hosts configuration; kubespray's
-		// image pulls go through nerdctl, which needs telling.
-		vars["containerd_insecure_registries"] = map[string]any{registry: base}
-		vars["nerdctl_extra_flags"] = " --insecure-registry"
-	}
 	return vars, nil
 }
 
 // VarNames are the variables KubesprayVars sets, sorted: a Provisioning's own extraVars may not
 // set them in offline mode.
 func VarNames() []string {
-	names := []string{"registry_host", "files_repo", "containerd_registries_mirrors", "containerd_insecure_registries", "nerdctl_extra_flags"}
+	names := []string{"registry_host", "files_repo", "containerd_registries_mirrors"}
 	names = append(names, imageRepoVars...)
 	for _, b := range downloadBases {
 		names = append(names, b[0])

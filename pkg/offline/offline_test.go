@@ -14,10 +14,9 @@ var kubesprayFiles = artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", V
 func TestKubesprayVars(t *testing.T) {
 	for _, tc := range []struct {
 		url, registry, base string
-		insecure            bool
 	}{
-		{url: "http://10.10.0.2:30880", registry: "10.10.0.2:30880", base: "http://10.10.0.2:30880", insecure: true},
-		{url: "http://mirror.site.example", registry: "mirror.site.example:80", base: "http://mirror.site.example", insecure: true},
+		{url: "http://10.10.0.2:30880", registry: "10.10.0.2:30880", base: "http://10.10.0.2:30880"},
+		{url: "http://mirror.site.example", registry: "mirror.site.example:80", base: "http://mirror.site.example"},
 		{url: "https://mirror.site.example/", registry: "mirror.site.example", base: "https://mirror.site.example"},
 		{url: "https://[fd00::2]:8443", registry: "[fd00::2]:8443", base: "https://[fd00::2]:8443"},
 	} {
@@ -35,12 +34,14 @@ func TestKubesprayVars(t *testing.T) {
 					t.Errorf("%s = %v, want %s", k, vars[k], want)
 				}
 			}
-			mirrors := vars["containerd_registries_mirrors"].([]any)[0].(map[string]any)
-			if mirrors["prefix"] != "_default" || mirrors["server"] != tc.base || mirrors["mirrors"].([]any)[0].(map[string]any)["host"] != tc.base {
-				t.Errorf("containerd_registries_mirrors = %v", mirrors)
-			}
-			if _, ok := vars["containerd_insecure_registries"]; ok != tc.insecure {
-				t.Errorf("containerd_insecure_registries set: %v, want %v", ok, tc.insecure)
+			// The mirror's own host first (its scheme, for containerd and nerdctl alike), then
+			// every other registry through it.
+			mirrors := vars["containerd_registries_mirrors"].([]any)
+			for i, prefix := range []string{tc.registry, "_default"} {
+				m := mirrors[i].(map[string]any)
+				if m["prefix"] != prefix || m["server"] != tc.base || m["mirrors"].([]any)[0].(map[string]any)["host"] != tc.base {
+					t.Errorf("containerd_registries_mirrors[%d] = %v, want prefix %s through %s", i, m, prefix, tc.base)
+				}
 			}
 			// Every variable set is one a Provisioning may not override.
 			for _, k := range slices.Sorted(maps.Keys(vars)) {

@@ -3,12 +3,24 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubespraydownloads"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 )
 
 // TestKubesprayImage runs the real kubespray's image the tests build from ../shared/third_party
@@ -73,4 +85,129 @@ func checkKubesprayImage(t *testing.T, archive string) {
 		}
 	}
 	say(t, "cluster.yml, scale.yml and remove-node.yml pass ansible-playbook's syntax check")
+	checkOfflineDownloads(t, ctrd, ref, dir)
+}
+
+// listDownloads runs the compiled list-kubespray-downloads step for a two-node offline flannel
+// Provisioning in the image ref, and returns what it listed and offline mode's variables.
+func listDownloads(t *testing.T, ctrd *testctr.Containerd, ref, dir string) ([]kubespraydownloads.Download, map[string]any) {
+	t.Helper()
+	p := &bpav1.Provisioning{
+		ObjectMeta: metav1.ObjectMeta{Name: "offline", Namespace: "default", Labels: map[string]string{bpav1.ClusterLabel: "offline"}},
+		Spec: bpav1.ProvisioningSpec{
+			Masters: []bpav1.HostEntry{{"master-1": {MACAddress: "52:54:00:e2:e0:21"}}},
+			Workers: []bpav1.HostEntry{{"worker-1": {MACAddress: "52:54:00:e2:e0:22"}}},
+			Offline: ptr.To(true),
+			// A user with sudo, as the end-to-end flow's: its login is the nodes', never the
+			// pod's own, where the list is written.
+			SSH: &bpav1.SSHAccess{User: "bpa"},
+			Kubespray: &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{
+				"kube_network_plugin":     bpav1.ExtraVar("flannel"),
+				"kubeadm_binary_checksum": bpav1.ExtraVar("sha256:" + strings.Repeat("0", 64)), // kubespray's form, as its checksum table has it
+			}},
+		},
+	}
+	hosts := []bpav1.Node{
+		{Label: "master-1", Role: "master", BareMetalHost: "default/node-1", MAC: "52:54:00:e2:e0:21", IP: "10.250.0.11"},
+		{Label: "worker-1", Role: "worker", BareMetalHost: "default/node-2", MAC: "52:54:00:e2:e0:22", IP: "10.250.0.12"},
+	}
+	mirror := &offline.Mirror{URL: "http://10.250.0.3:8080", KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: "v2.30.0"}}
+	all, vars, _ := listDownloadsFor(t, ctrd, ref, dir, p, hosts, mirror)
+	return all, vars
+}
+
+// listDownloadsFor runs the compiled list-kubespray-downloads step in the image ref (its
+// command, arguments, environment and input files, as nobody on a read-only root, contacting
+// no node) for an offline Provisioning placed on hosts, and returns what it listed, offline
+// mode's variables and the file the step wrote (check-site-mirror's input).
+func listDownloadsFor(t *testing.T, ctrd *testctr.Containerd, ref, dir string, p *bpav1.Provisioning, hosts []bpav1.Node, mirror *offline.Mirror) ([]kubespraydownloads.Download, map[string]any, string) {
+	t.Helper()
+	inventory, extraVars, err := renderinventory.Render(p, hosts, mirror)
+	must(t, err)
+	vars, err := mirror.KubesprayVars()
+	must(t, err)
+
+	step := checksitemirror.ListTemplate(ref)
+	params := map[string]string{steps.InventoryParam: string(inventory), steps.ExtraVarsParam: string(extraVars)}
+	inputs := filepath.Join(dir, "inputs")
+	must(t, os.MkdirAll(inputs, 0o755))
+	options := []string{"--read-only", "--cwd", step.Container.WorkingDir}
+	for i, a := range step.Inputs.Artifacts {
+		data := a.Raw.Data // the step's own data, or "{{inputs.parameters.NAME}}", as Argo fills it in
+		if name, ok := strings.CutPrefix(data, "{{inputs.parameters."); ok {
+			data = params[strings.TrimSuffix(name, "}}")]
+		}
+		file := filepath.Join(inputs, fmt.Sprint(i))
+		must(t, os.WriteFile(file, []byte(data), 0o644))
+		options = append(options, "--mount", "type=bind,src="+file+",dst="+a.Path+",options=rbind:ro")
+	}
+	scratch := filepath.Join(dir, "tmp-downloads") // the pod's /tmp, empty: the outputs folder is the step's to make
+	must(t, os.MkdirAll(scratch, 0o755))
+	must(t, os.Chown(scratch, 65534, 65534))
+	options = append(options, "--mount", "type=bind,src="+scratch+",dst="+steps.TmpDir+",options=rbind:rw")
+	for _, e := range step.Container.Env {
+		options = append(options, "--env", e.Name+"="+e.Value)
+	}
+	args := append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, step.Container.Command...)
+	output, err := ctrd.Run(ref, options, append(args, step.Container.Args...)...)
+	if err != nil {
+		t.Fatalf("list-kubespray-downloads in %s: %v\n%s", ref, err, tail(output, 40))
+	}
+	file := filepath.Join(scratch, strings.TrimPrefix(step.Outputs.Parameters[0].ValueFrom.Path, steps.TmpDir))
+	raw, err := os.ReadFile(file)
+	must(t, err)
+	byNode, err := kubespraydownloads.Parse(raw)
+	must(t, err)
+	if len(byNode) != len(hosts) {
+		t.Errorf("kubespray's download list names %d nodes, want %d", len(byNode), len(hosts))
+	}
+	return kubespraydownloads.All(byNode), vars, file
+}
+
+// checkOfflineDownloads runs the compiled list-kubespray-downloads step in the image (its
+// command, arguments, environment and input files, as nobody on a read-only root, contacting
+// no node) for an offline Provisioning, and checks that kubespray's own download role then
+// fetches every file from the mirror's files_repo and every image from its registry.
+func checkOfflineDownloads(t *testing.T, ctrd *testctr.Containerd, ref, dir string) {
+	all, vars := listDownloads(t, ctrd, ref, dir)
+	names := map[string]bool{}
+	var images int
+	for _, d := range all {
+		names[d.Name] = true
+		if d.IsImage() {
+			images++
+		}
+	}
+	for _, want := range []string{"kubeadm", "kubelet", "kubectl", "etcd", "containerd", "runc", "nerdctl", "crictl", "cni",
+		"pod_infra", "coredns", "flannel", "flannel_init", "kubeadm_kube-apiserver", "kubeadm_kube-proxy"} {
+		if !names[want] {
+			t.Errorf("kubespray's download list for a flannel cluster lacks %s: %v", want, all)
+		}
+	}
+	if outside := kubespraydownloads.Outside(all, vars["files_repo"].(string), vars["registry_host"].(string)); len(outside) > 0 {
+		t.Errorf("offline, kubespray would still fetch from outside the mirror: %v", outside)
+	}
+	say(t, "offline: kubespray's own download role fetches %d files and %d images, every one from the mirror (%s, %s)",
+		len(all)-images, images, vars["files_repo"], vars["registry_host"])
+}
+
+// TestStandInListsItsDownloads runs the compiled list-kubespray-downloads step in the
+// stand-in's image, as the end-to-end flow's offline runs do: the stand-in's
+// roles/kubespray_defaults lists its one download, kubeadm, from the mirror.
+func TestStandInListsItsDownloads(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("containers need root")
+	}
+	images := filepath.Join(testenv.RepoRoot(), "bin", "node-images.tar")
+	if _, err := os.Stat(images); err != nil {
+		t.Fatalf("the node's images are not built (hack/node-images.sh; make e2e builds them): %v", err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "bpa-standin-")
+	must(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	ctrd := testctr.Start(t, dir)
+	all, vars := listDownloads(t, ctrd, ctrd.Import(t, images, "/"+kubesprayImage), dir)
+	if len(all) != 1 || all[0].Name != "kubeadm" || !strings.HasPrefix(all[0].URL, vars["files_repo"].(string)+"/dl.k8s.io/") {
+		t.Errorf("the stand-in lists %v, want kubeadm from %s", all, vars["files_repo"])
+	}
 }

@@ -56,6 +56,30 @@ const (
 // the suite puts back what the machine had.
 var kernelTunables = []string{"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"}
 
+// podLogs is where the kubelet writes the pods' logs (inside the suite's scratch, kept when the
+// test fails, never on the host's /var/log/pods).
+func (n *testNode) podLogs() string { return filepath.Join(n.dir, "pod-logs") }
+
+// stepLogs is the end of the main container's log of a Workflow's last two pods, as the kubelet
+// wrote them: what a stalled run's failing step said, beyond its one-line message.
+func (n *testNode) stepLogs(namespace, workflow string) string {
+	logs, _ := filepath.Glob(filepath.Join(n.podLogs(), namespace+"_"+workflow+"-*", "main", "*.log"))
+	slices.SortFunc(logs, func(a, b string) int {
+		ia, _ := os.Stat(a)
+		ib, _ := os.Stat(b)
+		if ia == nil || ib == nil {
+			return 0
+		}
+		return ia.ModTime().Compare(ib.ModTime())
+	})
+	var out strings.Builder
+	for _, l := range logs[max(0, len(logs)-2):] {
+		raw, _ := os.ReadFile(l)
+		fmt.Fprintf(&out, "%s (last 25 lines):\n%s\n", filepath.Base(filepath.Dir(filepath.Dir(l))), tail(string(raw), 25))
+	}
+	return out.String()
+}
+
 // startNode starts the node on the site with the images of archive, registers it with the API
 // server and waits until it is Ready. Everything it starts is stopped, every mount it leaves
 // unmounted and every namespace removed when the test ends.
@@ -231,7 +255,8 @@ imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 nodeStatusUpdateFrequency: 2s
 localStorageCapacityIsolation: false
-`, n.containerd, n.IP)), 0o644))
+podLogsDir: %s
+`, n.containerd, n.IP, n.podLogs())), 0o644))
 	cmd := n.inNode(filepath.Join(n.dir, "kubelet.log"), filepath.Join(testenv.RepoRoot(), "bin", "k8s", "kubelet"),
 		"--config="+config, "--kubeconfig="+kubeconfig, "--hostname-override="+n.Name, "--node-ip="+n.IP,
 		"--root-dir="+filepath.Join(n.dir, "kubelet"), "--cert-dir="+filepath.Join(n.dir, "kubelet-pki"), "--v=1")

@@ -5,7 +5,9 @@ package e2e_test
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -79,6 +81,11 @@ func TestOfflineSite(t *testing.T) {
 		Spec: bpav1.ProvisioningSpec{
 			Masters: []bpav1.HostEntry{{"master-1": {MACAddress: "52:54:00:e2:e0:21"}}},
 			Offline: ptr.To(true),
+			// kubespray checks each file against its own checksum table; a site that built its
+			// files gives their checksums as typed extra variables.
+			Kubespray: &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{
+				"kubeadm_binary_checksum": bpav1.ExtraVar(fmt.Sprintf("sha256:%x", sha256.Sum256(kubeadm))),
+			}},
 		},
 	}
 	hosts := []bpav1.Node{{Label: "master-1", Role: "master,worker", BareMetalHost: "default/node-1", MAC: "52:54:00:e2:e0:21", IP: "127.0.0.1"}}
@@ -100,9 +107,11 @@ func TestOfflineSite(t *testing.T) {
 	if !bytes.Equal(got, kubeadm) {
 		t.Fatalf("the node downloaded %d bytes of kubeadm, the site uploaded %d", len(got), len(kubeadm))
 	}
-	hostsToml, err := os.ReadFile(filepath.Join(standin, "certs.d", "_default", "hosts.toml"))
-	must(t, err)
-	say(t, "offline: containerd's _default/hosts.toml:\n%s", hostsToml)
+	for _, prefix := range []string{mirrorURL.Host, "_default"} {
+		hostsToml, err := os.ReadFile(filepath.Join(standin, "certs.d", prefix, "hosts.toml"))
+		must(t, err)
+		say(t, "offline: containerd's %s/hosts.toml:\n%s", prefix, hostsToml)
+	}
 
 	say(t, "offline: containerd's client pulls through that configuration, anonymously")
 	socket := testctr.Start(t, scratch).Socket

@@ -22,6 +22,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
 // runRealKubespray runs the real kubespray's playbook (a path in its tree) on the machines, from
@@ -82,31 +83,50 @@ func runRealKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provis
 	ctrOptions = append(ctrOptions, "--mount", "type=bind,src="+scratch+",dst="+steps.TmpDir+",options=rbind:rw",
 		"--read-only", "--net-host", "--cwd", "/kubespray")
 	compiled := testenv.Compiled(t, p).GetTemplateByName("run-kubespray").Container
+	command := append([]string{}, compiled.Command...)
+	args := append([]string{}, compiled.Args[:len(compiled.Args)-1]...)
+	args = append(append(args, run.Options...), run.Playbook)
+	if run.Plan != nil {
+		// A scale or remove run, as the compiler emits its step for that plan.
+		tmpl, err := runkubespray.Template(compiled.Image, *run.Plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiled = tmpl.Container
+		command = compiled.Command
+		args = append(append([]string{}, compiled.Args...), run.Options...)
+	}
 	for _, e := range compiled.Env {
 		ctrOptions = append(ctrOptions, "--env", e.Name+"="+e.Value)
 	}
-	args := append([]string{}, compiled.Args[:len(compiled.Args)-1]...)
-	args = append(append(args, run.Options...), run.Playbook)
 
 	ctrd := testctr.Start(t, dir)
 	image := ctrd.Import(t, archives[0], "/kubespray:")
 	// ctr runs as root: setpriv drops to nobody, as the step's securityContext does.
-	command := append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "ansible-playbook"}, args...)
+	command = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, append(command, args...)...)
+	what := run.Playbook
+	if run.Plan != nil {
+		what = run.Plan.String()
+	}
 	start := time.Now()
 	out, err := ctrd.Run(image, ctrOptions, command...)
-	if err != nil {
-		t.Fatalf("the real kubespray (%s) %s on the machines: %v\n%s", image, run.Playbook, err, lastLinesOf(out, 60))
+	if err != nil && !run.MayFail {
+		t.Fatalf("the real kubespray (%s) %s on the machines: %v\n%s", image, what, err, lastLinesOf(out, 60))
 	}
-	t.Logf("the real kubespray (%s) ran %s on the machines in %.0f s: %s", image, run.Playbook, time.Since(start).Seconds(), recapOf(out))
+	t.Logf("the real kubespray (%s) ran %s on the machines in %.0f s (failed: %v): %s", image, what, time.Since(start).Seconds(), err != nil, recapOf(out))
 	return out
 }
 
-// kubesprayRun is what runRealKubespray runs: a playbook (a path in kubespray's tree), the
-// options before it, and files to add to the container (path → content).
+// kubesprayRun is what runRealKubespray runs: a playbook (a path in kubespray's tree) with the
+// options before it, or a scale or remove Plan as its step runs it with the options after its
+// arguments; and files to add to the container (path → content). MayFail returns a failed
+// run's output instead of failing the test.
 type kubesprayRun struct {
 	Playbook string
+	Plan     *runkubespray.Plan
 	Options  []string
 	Files    map[string][]byte
+	MayFail  bool
 }
 
 func lastLinesOf(s string, n int) string {

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
@@ -36,6 +38,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
 
@@ -79,7 +82,7 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	}
 	sshOpts := stepcmd.SSHOptions{KeyFile: keyFile, Port: 22, Timeout: 20 * time.Second}
 
-	site := testvm.NewSite(t, "10.253.0", []testvm.Spec{{Name: "vm-master", CPUs: 1, MemoryMiB: 1024}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 1024}})
+	site := testvm.NewSite(t, "10.253.0", []testvm.Spec{{Name: "vm-master", CPUs: 1, MemoryMiB: 1536}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 1536}})
 	site.Boot(t, testvm.ImageIn(imageDir), signer.PublicKey())
 
 	// The site's package repository, served on the site network (the machines have no other).
@@ -113,6 +116,9 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 			Workers:      []bpav1.HostEntry{{"worker": {MACAddress: worker.MAC}}},
 			HostSelector: &bpav1.HostSelector{Namespaces: []string{ns}},
 			SSH:          &bpav1.SSHAccess{User: testvm.AdminUser},
+			// The site runs no DNS server: kubespray's preinstall refuses a node without
+			// nameservers unless it is given upstream ones (a typed list).
+			Kubespray: &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"upstream_dns_servers": bpav1.ExtraVar([]string{site.TestSide()})}},
 		},
 	}
 	if err := env.Client.Create(ctx, p); err != nil {
@@ -168,6 +174,22 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 			if got := testvm.Run(t, c, "dpkg-query -W -f='${Status}\\n' "+strings.Join(packages, " ")+" | grep -c '^install ok installed$' || true"); strings.TrimSpace(got) != strconv.Itoa(len(packages)) {
 				t.Errorf("after bootstrap_os, %s of the %d packages kubespray installs are installed", strings.TrimSpace(got), len(packages))
 			}
+		}
+
+		// scale.yml --limit, as far as kubespray's validation and preinstall's checks go (not the
+		// installation: the site's mirror holds no Kubernetes yet). In a pod of its own, whose
+		// fact cache is empty as every new pod's is, kubespray refuses the limit...
+		checks := []string{"--tags=facts,asserts"}
+		out = runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Playbook: "scale.yml", Options: append(checks, "--limit=worker"), MayFail: true})
+		if !strings.Contains(out, "Kubespray does not support '--limit' without a populated facts cache") {
+			t.Errorf("the real scale.yml --limit without the others' facts did not refuse to run:\n%s", lastLinesOf(out, 30))
+		}
+		// ...and a scale run, which runs facts.yml over every node first in the same pod, passes.
+		scale := runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker"}}
+		out = runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Plan: &scale, Options: checks})
+		if !regexp.MustCompile(`does not have a fact cache\] \**\n(.*\n){0,2}ok: \[worker\]`).MatchString(out) ||
+			!regexp.MustCompile(`(?m)^worker\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out) {
+			t.Errorf("the real scale.yml --limit=worker in a scale run did not pass kubespray's fact cache check:\n%s", lastLinesOf(out, 40))
 		}
 	}
 	if joined := testvm.Run(t, clients[worker.Name], "cat /etc/kubernetes/joined"); !strings.HasPrefix(joined, "worker ") {
@@ -312,6 +334,31 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	if err == nil || !steps.IsRetryable(err) || !sshexec.NotAnswering(err) || !strings.Contains(err.Error(), `node "worker"`) ||
 		!strings.Contains(err.Error(), worker.IP+":22 did not answer within 5s (tried at ") {
 		t.Errorf("install-software on a machine powered off: %v; want a retryable failure naming the node, its address and when it was tried", err)
+	}
+
+	// The real remove-node.yml for the powered-off worker, as a remove run runs it: with the
+	// variables check-leaving-nodes chooses for a node that does not answer (no reset, removal
+	// allowed ungracefully), it never contacts the node. Its pre-remove and post-remove roles
+	// (the drain and the deletion, through the first master's kubectl) are skipped: there is no
+	// Kubernetes on these machines.
+	if len(strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES"))) > 0 {
+		removalVars := filepath.Join(t.TempDir(), runkubespray.RemovalVarsFile)
+		if err := checkleavingnodes.Run(ctx, env.Client, ref, addressed, []string{"worker"}, 22, 5*time.Second, removalVars, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		chosen, err := os.ReadFile(removalVars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remove := runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker"}}
+		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{
+			Plan: &remove, Options: []string{"--skip-tags=pre-remove,post-remove"},
+			Files: map[string][]byte{filepath.Join(steps.InputsDir, runkubespray.RemovalVarsFile): chosen},
+		})
+		if !strings.Contains(string(chosen), `"reset_nodes":false`) ||
+			!regexp.MustCompile(`(?m)^worker\s+: ok=\d+ .*unreachable=0\s+failed=0`).MatchString(out) {
+			t.Errorf("the real remove-node.yml with %s for the powered-off worker:\n%s", chosen, lastLinesOf(out, 30))
+		}
 	}
 
 	// The worker rebuilt from its image: a new host key. Refused while its BareMetalHost says

@@ -2,7 +2,6 @@ package renderinventory_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,7 +133,10 @@ func TestInventoryFixturesParseWithAnsible(t *testing.T) {
 	}
 }
 
-func TestInventoryNonRootUserBecomes(t *testing.T) {
+// TestInventoryUserIsTheNodesOnly: the SSH user is the nodes' (k8s_cluster's), not all's,
+// which the implicit localhost would inherit; no ansible_become, which would override the
+// become: false of kubespray's tasks on localhost (run-kubespray passes --become).
+func TestInventoryUserIsTheNodesOnly(t *testing.T) {
 	inv, err := renderinventory.Inventory(renderinventory.InventoryInput{Cluster: "c", User: "ubuntu", Hosts: []bpav1.Node{
 		{Label: "m", Role: "master,worker", IP: "10.0.0.1"},
 	}})
@@ -142,8 +144,11 @@ func TestInventoryNonRootUserBecomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := parseWithAnsible(t, inv)
-	if v := got.vars["m"]; v["ansible_user"] != "ubuntu" || fmt.Sprint(v["ansible_become"]) != "true" {
-		t.Errorf("host vars = %v, want ansible_user ubuntu and ansible_become true", v)
+	if v := got.vars["m"]; v["ansible_user"] != "ubuntu" || v["ansible_become"] != nil {
+		t.Errorf("host vars = %v, want ansible_user ubuntu and no ansible_become", v)
+	}
+	if strings.Contains(string(inv), "[all:vars]") {
+		t.Errorf("the inventory sets variables for all, the implicit localhost among them:\n%s", inv)
 	}
 }
 

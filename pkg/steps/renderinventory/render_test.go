@@ -40,8 +40,8 @@ func TestRenderOffline(t *testing.T) {
 		vars["files_repo"] != "http://10.10.0.2:30580/files/kubespray/v2.28.0" || vars["registry_host"] != "10.10.0.2:30580" {
 		t.Fatalf("offline extra vars: %s", raw)
 	}
-	if m, ok := vars["containerd_registries_mirrors"].([]any); !ok || len(m) != 1 {
-		t.Fatalf("containerd_registries_mirrors is not a list of one: %s", raw)
+	if m, ok := vars["containerd_registries_mirrors"].([]any); !ok || len(m) != 2 {
+		t.Fatalf("containerd_registries_mirrors is not a list of two (the mirror's host, _default): %s", raw)
 	}
 
 	_, raw, err = Render(provisioning(nil), hosts, nil)
@@ -52,7 +52,7 @@ func TestRenderOffline(t *testing.T) {
 	if _, raw, err = Render(provisioning(map[string]bpav1.ExtraVarValue{"files_repo": bpav1.ExtraVar("http://mirror.site.example")}), hosts, nil); err != nil || !strings.Contains(string(raw), "mirror.site.example") {
 		t.Fatalf("online files_repo: %s, %v", raw, err)
 	}
-	for _, name := range []string{"files_repo", "registry_host", "dl_k8s_io_url", "nerdctl_extra_flags"} {
+	for _, name := range []string{"files_repo", "registry_host", "dl_k8s_io_url", "containerd_registries_mirrors"} {
 		_, _, err := Render(provisioning(map[string]bpav1.ExtraVarValue{name: bpav1.ExtraVar("http://elsewhere")}), hosts, mirror)
 		if err == nil || !strings.Contains(err.Error(), "spec.kubespray.extraVars["+name+"]: offline mode sets it to the site's mirror") {
 			t.Errorf("offline, extraVars[%s]: %v", name, err)

@@ -38,9 +38,10 @@ type Plan struct {
 	Nodes []string
 }
 
-// Args are ansible-playbook's arguments for the plan.
-func (p Plan) Args() ([]string, error) {
-	args := []string{
+// Command is the container's command and arguments for the plan: ansible-playbook, except in
+// a scale run, which runs facts.yml first (ScaleScript).
+func (p Plan) Command() (command, args []string, err error) {
+	args = []string{
 		"--inventory=" + steps.InputsDir + "/hosts.ini",
 		"--private-key=" + steps.SSHKeyPath,
 		"--become",
@@ -51,31 +52,46 @@ func (p Plan) Args() ([]string, error) {
 	}
 	for _, n := range p.Nodes {
 		if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
-			return nil, fmt.Errorf("kubespray node %q: %s", n, strings.Join(msgs, "; "))
+			return nil, nil, fmt.Errorf("kubespray node %q: %s", n, strings.Join(msgs, "; "))
 		}
 	}
 	nodes := strings.Join(p.Nodes, ",")
+	playbook := []string{"ansible-playbook"}
 	switch p.Mode {
 	case ModeCreate, "":
 		if len(p.Nodes) > 0 {
-			return nil, fmt.Errorf("kubespray mode %q takes no nodes", ModeCreate)
+			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes", ModeCreate)
 		}
-		return append(args, "cluster.yml"), nil
+		return playbook, append(args, "cluster.yml"), nil
 	case ModeScale:
 		if len(p.Nodes) == 0 {
-			return nil, fmt.Errorf("kubespray mode %q needs the nodes to add", p.Mode)
+			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to add", p.Mode)
 		}
-		return append(args, "--limit="+nodes, "scale.yml"), nil
+		// The script's own name ($0), the limit ($1), then ansible-playbook's arguments.
+		return []string{"/bin/sh", "-c", ScaleScript}, append([]string{Name, nodes}, args...), nil
 	case ModeRemove:
 		if len(p.Nodes) == 0 {
-			return nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
+			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
 		}
 		// The removal's variables come last: check-leaving-nodes chose them (RemovalVarsFile).
-		return append(args, "--extra-vars=node="+nodes, "--extra-vars=skip_confirmation=true",
+		return playbook, append(args, "--extra-vars=node="+nodes, "--extra-vars=skip_confirmation=true",
 			"--extra-vars=@"+steps.InputsDir+"/"+RemovalVarsFile, "remove-node.yml"), nil
 	}
-	return nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
+	return nil, nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
 }
+
+// ScaleScript is a scale run: kubespray's facts.yml over every node, then scale.yml limited to
+// the new ones, in one pod. kubespray (since v2.27) refuses --limit unless the facts of every
+// node the limit leaves out are in its fact cache, which its ansible.cfg keeps in /tmp: the
+// pod's own scratch space, empty in every new pod, so the facts are gathered in the same pod,
+// as kubespray's docs/operations/nodes.md prescribes. The script is constant: the limit ($1)
+// and ansible-playbook's arguments arrive as positional parameters, never as shell text.
+const ScaleScript = `limit=$1
+shift
+echo "run-kubespray: playbooks/facts.yml on every node first: scale.yml --limit=$limit needs the others' facts in kubespray's fact cache"
+ansible-playbook "$@" playbooks/facts.yml || exit
+exec ansible-playbook "$@" --limit="$limit" scale.yml
+`
 
 // KubesprayUser is the uid and gid the kubespray container runs as: "nobody" and "nogroup",
 // which the upstream image's Ubuntu base has in /etc/passwd. OpenSSH's client refuses to run
@@ -83,6 +99,10 @@ func (p Plan) Args() ([]string, error) {
 // connection; root is not needed (--become happens on the nodes). The pod's fsGroup still
 // lets it read the mounted SSH key and known hosts.
 const KubesprayUser int64 = 65534
+
+// RemoteTmp is Ansible's remote temporary directory, expanded by the remote shell (the
+// literal $HOME is not Kubernetes' $(VAR) syntax: it reaches Ansible as written).
+const RemoteTmp = "$HOME/.ansible/tmp"
 
 // CredentialsDir is where kubespray writes the secrets it generates on the Ansible side.
 const CredentialsDir = steps.TmpDir + "/credentials"
@@ -99,22 +119,21 @@ const (
 // Secret (mounted read-only), never against what a node presents the first time. The pod calls
 // no API: it mounts no ServiceAccount token.
 func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
-	args, err := plan.Args()
+	command, args, err := plan.Command()
 	if err != nil {
 		return wfv1.Template{}, err
 	}
-	c := steps.Container(kubesprayImage, []string{"ansible-playbook"}, args, steps.SSHKeyMount(), steps.KnownHostsMount())
+	c := steps.Container(kubesprayImage, command, args, steps.SSHKeyMount(), steps.KnownHostsMount())
 	// The upstream image's working directory: ansible reads kubespray's ansible.cfg from it.
 	c.WorkingDir = "/kubespray"
 	c.SecurityContext.RunAsUser = ptr.To(KubesprayUser)
 	c.SecurityContext.RunAsGroup = ptr.To(KubesprayUser)
+	c.Env = append(c.Env, AnsibleEnv()...)
 	c.Env = append(c.Env,
-		corev1.EnvVar{Name: "ANSIBLE_LOCAL_TEMP", Value: steps.TmpDir + "/.ansible/tmp"},
 		corev1.EnvVar{Name: "ANSIBLE_HOST_KEY_CHECKING", Value: "True"},
 		// Replaces the image's ansible.cfg ssh_args (kubespray's sets UserKnownHostsFile=/dev/null)
 		// and keeps its connection sharing and retries.
 		corev1.EnvVar{Name: "ANSIBLE_SSH_ARGS", Value: SSHArgs(steps.KnownHostsPath)},
-		corev1.EnvVar{Name: "ANSIBLE_FORCE_COLOR", Value: "False"},
 	)
 	inputs := wfv1.Inputs{
 		Parameters: []wfv1.Parameter{{Name: steps.InventoryParam}, {Name: steps.ExtraVarsParam}},
@@ -135,6 +154,21 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 	}
 	steps.NoToken(&t)
 	return t, nil
+}
+
+// AnsibleEnv is how Ansible runs in a pod of the kubespray image as nobody, on a read-only root
+// filesystem with only /tmp writable (HOME=/tmp, from steps.Container).
+func AnsibleEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "ANSIBLE_LOCAL_TEMP", Value: steps.TmpDir + "/.ansible/tmp"},
+		// Ansible's default, ~/.ansible/tmp, is ~USER of the connection's user: for a task on
+		// localhost (kubespray delegates some there) that is nobody, whose passwd home is
+		// /nonexistent, and the task fails "Failed to create temporary directory". The
+		// remote shell expands $HOME instead: the pod's /tmp there, the SSH user's home on a
+		// node, as before.
+		{Name: "ANSIBLE_REMOTE_TMP", Value: RemoteTmp},
+		{Name: "ANSIBLE_FORCE_COLOR", Value: "False"},
+	}
 }
 
 // SSHArgs are the ssh options Ansible runs kubespray with: host keys only from knownHosts,

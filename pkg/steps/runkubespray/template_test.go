@@ -1,0 +1,78 @@
+package runkubespray
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestScaleRunsFactsFirst runs a scale run's compiled command with an ansible-playbook that
+// records its arguments: facts.yml over every node, then scale.yml limited to the new ones,
+// each with the same arguments; a failed facts.yml stops the run with its exit status.
+func TestScaleRunsFactsFirst(t *testing.T) {
+	command, args, err := Plan{Mode: ModeScale, Nodes: []string{"worker-3", "worker-4"}}.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	record := filepath.Join(t.TempDir(), "calls")
+	fake := "#!/bin/sh\necho \"$*\" >> " + record + "\ncase \"$*\" in *facts.yml) exit ${FACTS_EXIT:-0};; esac\n"
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(factsExit string) (string, int) {
+		_ = os.Remove(record)
+		cmd := exec.Command(command[0], append(command[1:], args...)...)
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "FACTS_EXIT=" + factsExit}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		calls, _ := os.ReadFile(record)
+		return string(calls), code
+	}
+
+	calls, code := run("0")
+	common := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials"
+	want := common + " playbooks/facts.yml\n" + common + " --limit=worker-3,worker-4 scale.yml\n"
+	if code != 0 || calls != want {
+		t.Errorf("a scale run called (exit %d):\n%s\nwant:\n%s", code, calls, want)
+	}
+	calls, code = run("4")
+	if code != 4 || strings.Contains(calls, "scale.yml") {
+		t.Errorf("facts.yml failing with 4: exit %d, calls:\n%s", code, calls)
+	}
+}
+
+// TestCommands are the other modes' command lines, and the plans refused.
+func TestCommands(t *testing.T) {
+	for _, tc := range []struct {
+		plan    Plan
+		last    string
+		wantErr string
+	}{
+		{plan: Plan{Mode: ModeCreate}, last: "cluster.yml"},
+		{plan: Plan{Mode: ModeRemove, Nodes: []string{"worker-1"}}, last: "--extra-vars=node=worker-1 --extra-vars=skip_confirmation=true --extra-vars=@/inputs/removal-vars.json remove-node.yml"},
+		{plan: Plan{Mode: ModeCreate, Nodes: []string{"worker-1"}}, wantErr: "takes no nodes"},
+		{plan: Plan{Mode: ModeScale}, wantErr: "needs the nodes to add"},
+		{plan: Plan{Mode: ModeRemove}, wantErr: "needs the nodes to remove"},
+		{plan: Plan{Mode: ModeScale, Nodes: []string{"w;reboot"}}, wantErr: `kubespray node "w;reboot"`},
+		{plan: Plan{Mode: "upgrade"}, wantErr: `unknown kubespray mode "upgrade"`},
+	} {
+		command, args, err := tc.plan.Command()
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%+v: %v, want %q", tc.plan, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(command) != 1 || command[0] != "ansible-playbook" || !strings.HasSuffix(strings.Join(args, " "), tc.last) {
+			t.Errorf("%+v: %v %v %v, want ansible-playbook ... %s", tc.plan, command, args, err, tc.last)
+		}
+	}
+}
