@@ -416,7 +416,8 @@ func createHost(t *testing.T, env *testenv.Env, m *testvm.Machine, ns string) {
 }
 
 // runKubespray runs the kubespray stand-in's cluster.yml on the machines with ansible-playbook,
-// in run-kubespray's compiled environment, the pinned known_hosts where the pod mounts it.
+// in run-kubespray's compiled environment and with its --become, the pinned known_hosts where
+// the pod mounts it.
 func runKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioning, inventory, extraVars []byte, keyFile string) {
 	t.Helper()
 	playbook, err := exec.LookPath("ansible-playbook")
@@ -436,8 +437,10 @@ func runKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioni
 	}
 	environ := testenv.KubesprayEnv(t, p, filepath.Join(dir, "known_hosts"), dir)
 	start := time.Now()
+	// --become as run-kubespray passes it (runkubespray.Plan.Command): the inventory gives no
+	// privilege, the stand-in's node plays take root from it as kubespray's do.
 	cmd := exec.Command(playbook, "--inventory="+filepath.Join(dir, "hosts.ini"), "--extra-vars=@"+filepath.Join(dir, "extra-vars.json"),
-		"--private-key="+keyFile, filepath.Join(testutil.RepoRoot(t), "test", "e2e", "kubespray", "cluster.yml"))
+		"--private-key="+keyFile, "--become", filepath.Join(testutil.RepoRoot(t), "test", "e2e", "kubespray", "cluster.yml"))
 	cmd.Env, cmd.Dir = environ, dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
