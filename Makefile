@@ -83,11 +83,12 @@ bench-load: test-deps ## The load harness as a Go benchmark (one run, its figure
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags load -run '^$$' -bench '^BenchmarkLoad$$' -timeout 30m ./test/load/
 
 .PHONY: e2e
-e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook (root).
+e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook; kubespray's images and downloads built here (root).
 	hack/control-plane.sh node >/dev/null
 	hack/node-images.sh
-	images="$$(hack/kubespray-image.sh $(KUBESPRAY_VERSIONS))" && \
-	BPA_KUBESPRAY_IMAGES="$$images" BPA_VM_IMAGE="$$(hack/vm-image.sh)" KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags e2e -count=1 -v -timeout 40m ./test/e2e/
+	images="$$(hack/kubespray-image.sh $(KUBESPRAY_VERSIONS))" && downloads="$$(hack/kubespray-downloads.sh)" && \
+	BPA_KUBESPRAY_IMAGES="$$images" BPA_KUBESPRAY_DOWNLOADS="$$downloads" BPA_VM_IMAGE="$$(hack/vm-image.sh)" \
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags e2e -count=1 -v -timeout 40m ./test/e2e/
 
 .PHONY: vms
 vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them (root).

@@ -4,7 +4,7 @@
 #   bpa-workflow-controller, bpa-kubectl,  the project's images (hack/image.sh)
 #   bpa-registry
 #   bpa-pause                              Kubernetes' pause.c from the k8s.io/kubernetes module,
-#                                          built static with gcc as its Makefile does
+#                                          built static with gcc as its Makefile does (hack/pause.sh)
 #   argoexec                               Argo's executor, from its module (hack/control-plane.sh node)
 #   kubespray-standin                      a Debian bookworm root filesystem (mmdebstrap) with
 #                                          ansible-core and openssh-client, and the stand-in
@@ -26,14 +26,7 @@ start=$SECONDS
 
 bin="$(hack/control-plane.sh node)"
 
-pause_cache="$cache_base/pause-$PAUSE_VERSION-kube-$KUBE_VERSION"
-if [ ! -x "$pause_cache/pause" ]; then
-  src="$(env -C hack/tools/kubernetes GOWORK=off go mod download -json k8s.io/kubernetes | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')"
-  mkdir -p "$pause_cache"
-  say "building pause $PAUSE_VERSION from $src/build/pause/linux/pause.c"
-  gcc -Os -Wall -Werror -static -s -DVERSION="v$PAUSE_VERSION" -o "$pause_cache/pause.tmp" "$src/build/pause/linux/pause.c"
-  mv "$pause_cache/pause.tmp" "$pause_cache/pause"
-fi
+pause="$(PAUSE_VERSION="$PAUSE_VERSION" hack/pause.sh)"
 
 # The root filesystem's cache key is everything that decides its content.
 key="$(printf '%s %s minbase nodocs' "$SUITE" "$PACKAGES" | sha256sum | cut -c1-12)"
@@ -52,7 +45,7 @@ fi
 
 hack/image.sh >/dev/null
 mkdir -p "$(dirname "$out")"
-go run ./hack/image node -o "$out" --layout bin/images --pause "$pause_cache/pause" \
+go run ./hack/image node -o "$out" --layout bin/images --pause "$pause" \
   --argoexec "$bin/argoexec" --argoexec-ref "argoexec:$ARGO_VERSION" \
   --kubespray-rootfs "$rootfs" --kubespray-playbooks test/e2e/kubespray >&2
 say "built in $((SECONDS - start)) s"

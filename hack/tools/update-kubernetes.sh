@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
-# Writes hack/tools/kubernetes/go.mod and go.sum for Kubernetes VERSION (default: the product's,
-# from its k8s.io/api): k8s.io/kubernetes points its staging modules at ./staging, which a
-# module cannot, so each is replaced by its published tag of the same release, read from
-# kubernetes' own go.mod. Run it when the product moves to another Kubernetes release.
+# Writes the go.mod and go.sum of a module that builds Kubernetes' commands at VERSION:
+#   hack/tools/update-kubernetes.sh [VERSION [DIR]]
+# DIR defaults to hack/tools/kubernetes (the control plane and node of the tests, at the
+# product's Kubernetes, from its k8s.io/api: VERSION's default); hack/tools/kubespray-downloads/
+# kubernetes builds what kubespray installs, at kubespray's default release.
+# k8s.io/kubernetes points its staging modules at ./staging, which a module cannot, so each is
+# replaced by its published tag of the same release, read from kubernetes' own go.mod. The
+# comment above `module` and the `tool` block of DIR's go.mod are kept. Run it when the
+# product, or the kubespray release the tests build for, moves to another Kubernetes release.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/../versions.sh"
 version="${1:-$KUBE_VERSION}"
-dir="$here/kubernetes"
+dir="$(cd "${2:-$here/kubernetes}" && pwd)"
+[ -f "$dir/go.mod" ] || { echo "update-kubernetes: $dir/go.mod is missing (write its comment, module line and tool block first)" >&2; exit 1; }
+module="$(sed -n 's/^module //p' "$dir/go.mod")"
+tools="$(sed -n '/^tool (/,/^)/p' "$dir/go.mod")"
+[ -n "$tools" ] || { echo "update-kubernetes: $dir/go.mod has no tool ( ... ) block" >&2; exit 1; }
 gomod="$(env -C "$dir" GOFLAGS=-mod=mod GOWORK=off go mod download -json "k8s.io/kubernetes@$version" |
   sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
 [ -f "$gomod" ] || { echo "update-kubernetes: could not download k8s.io/kubernetes $version" >&2; exit 1; }
 staging="v0.${version#v1.}"
 {
   sed -n '1,/^module /{/^module /!p}' "$dir/go.mod"
-  echo "module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/kubernetes"
+  echo "module $module"
   echo
   echo "go 1.25.7"
   echo
-  echo "tool ("
-  for c in kube-apiserver kubectl kubelet kube-scheduler kube-controller-manager; do printf '\tk8s.io/kubernetes/cmd/%s\n' "$c"; done
-  echo ")"
+  echo "$tools"
   echo
   echo "require k8s.io/kubernetes $version"
   echo
@@ -30,4 +37,4 @@ staging="v0.${version#v1.}"
 } >"$dir/go.mod.new"
 mv "$dir/go.mod.new" "$dir/go.mod"
 env -C "$dir" GOFLAGS=-mod=mod GOWORK=off go mod tidy
-echo "update-kubernetes: hack/tools/kubernetes pins k8s.io/kubernetes $version"
+echo "update-kubernetes: ${dir#"$(cd "$here/../.." && pwd)/"} pins k8s.io/kubernetes $version"

@@ -39,7 +39,7 @@ func List(ctx context.Context, kubesprayDir string, inventory, extraVars []byte)
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		return nil, fmt.Errorf("kubespray's download list (ansible-playbook in %s): %w:\n%s", kubesprayDir, err, strings.Join(lines[max(0, len(lines)-15):], "\n"))
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, File))
+	raw, err := os.ReadFile(filepath.Join(dir, File)) //nolint:gosec // G304: the temporary folder this function made
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds everything kubespray downloads for the test cluster (hack/kubespray-downloads: its
+# files and images, from the modules of hack/tools/kubespray-downloads, ../shared/third_party
+# and Debian's packages) and prints the folder it wrote, cached by everything that decides it:
+#
+#   hack/kubespray-downloads.sh      (the kubespray release is internal/testcluster's)
+#
+# The images' root filesystem is Debian bookworm's minbase with what the cluster's images run
+# besides their own binary: iptables, ipset, conntrack and kmod for kube-proxy and flannel, a
+# shell and cp for flannel's init containers. pause comes from hack/pause.sh. The binaries are
+# cached by tool and version; a cold build takes about half an hour on 2 cores (Kubernetes'
+# seven commands most of it). When the third-party sources are absent it says so and prints
+# nothing (the tests then skip, saying so).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+third_party="${BPA_THIRD_PARTY:-$root/../shared/third_party}"
+cache_base="${BPA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpa-workflow-controller}"
+SUITE=bookworm
+PACKAGES="iptables,ipset,conntrack,kmod,ca-certificates"
+PAUSE_VERSION=3.10.1
+say() { echo "kubespray-downloads: $*" >&2; }
+
+version="$(sed -n 's/^const KubesprayVersion = "\(.*\)"$/\1/p' internal/testcluster/testcluster.go)"
+kubespray_src="$third_party/kubespray-$version.tar.gz"
+if [ ! -f "$kubespray_src" ]; then
+  say "$kubespray_src is absent: kubespray's downloads cannot be listed or built here (the third-party sources live in ../shared/third_party)"
+  exit 0
+fi
+
+# kubespray's tree, to ask its download role what it fetches.
+tree="$cache_base/kubespray-src-$version"
+if [ ! -d "$tree/roles/kubespray_defaults" ]; then
+  rm -rf "$tree.tmp" && mkdir -p "$tree.tmp"
+  tar -xzf "$kubespray_src" -C "$tree.tmp" --strip-components=1
+  mv "$tree.tmp" "$tree"
+fi
+
+base="$cache_base/kubespray-downloads-base-$SUITE-$(printf '%s %s minbase nodocs' "$SUITE" "$PACKAGES" | sha256sum | cut -c1-12).tar"
+if [ ! -f "$base" ]; then
+  command -v mmdebstrap >/dev/null || { say "mmdebstrap is missing: run hack/install-test-deps.sh"; exit 1; }
+  sources=/etc/apt/sources.list.d/debian.sources
+  [ -f "$sources" ] || sources=/etc/apt/sources.list
+  say "building the images' root filesystem: Debian $SUITE with $PACKAGES (about 1 minute)"
+  mmdebstrap --quiet --format=tar --variant=minbase --include="$PACKAGES" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' --aptopt='Acquire::Check-Valid-Until "false"' \
+    "$SUITE" "$base.tmp" "$sources"
+  mv "$base.tmp" "$base"
+fi
+pause="$(PAUSE_VERSION=$PAUSE_VERSION hack/pause.sh)"
+
+# The output's key is content only: the builder, the test cluster's options, the tools' pins,
+# the sources and the base (so every clone shares it).
+key="$( (cat hack/kubespray-downloads/*.go internal/testcluster/*.go pkg/kubespraydownloads/*.go "$0"
+  find hack/tools/kubespray-downloads -type f | sort | xargs cat
+  for f in "$kubespray_src" "$third_party"/cri-tools-*.tar.gz "$third_party"/flannel-cni-plugin-*.tar.gz "$pause"; do sha256sum <"$f"; done
+  echo "$base") | sha256sum | cut -c1-12)"
+out="$cache_base/kubespray-downloads-$version-$key"
+if [ ! -f "$out/built.txt" ]; then
+  mkdir -p "$cache_base/kubespray-downloads-bin"
+  exec 9>"$cache_base/kubespray-downloads-bin/.lock"
+  flock 9
+  start=$SECONDS
+  go run ./hack/kubespray-downloads -kubespray "$tree" -third-party "$third_party" -base "$base" \
+    -pause "$pause" -pause-version "$PAUSE_VERSION" -cache "$cache_base/kubespray-downloads-bin" -o "$out"
+  say "built in $((SECONDS - start)) s"
+  # Earlier outputs (another key) are half a gigabyte each: only the newest is kept.
+  for old in "$cache_base/kubespray-downloads-$version-"*; do
+    [ "$old" = "$out" ] || rm -rf "$old"
+  done
+fi
+echo "$out"

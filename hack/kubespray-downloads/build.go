@@ -1,0 +1,454 @@
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/ociimage"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubespraydownloads"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
+)
+
+func say(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "kubespray-downloads: "+format+"\n", args...)
+}
+
+func run(ctx context.Context, o options) error {
+	start := time.Now()
+	downloads, filesRepo, registry, err := list(ctx, o.kubespray)
+	if err != nil {
+		return err
+	}
+	plans, err := planFor(downloads)
+	if err != nil {
+		return err
+	}
+	say("kubespray downloads %d files and images for the test cluster", len(plans))
+
+	// Every tool at the version kubespray asks for, then built (or found in the cache).
+	versions := map[string]string{}
+	for _, p := range plans {
+		v, err := toolVersion(o, p)
+		if err != nil {
+			return err
+		}
+		if !matches(p.Download, filesRepo, v) {
+			return fmt.Errorf("kubespray wants %s; %s is at %s: move it (hack/tools/kubespray-downloads/%s/go.mod) or the test cluster's options (internal/testcluster)",
+				p.Download, p.Recipe.Tool, v, tools[p.Recipe.Tool].Dir)
+		}
+		if prev, ok := versions[p.Recipe.Tool]; ok && prev != v {
+			return fmt.Errorf("%s is wanted at both %s and %s", p.Recipe.Tool, prev, v)
+		}
+		versions[p.Recipe.Tool] = v
+	}
+	if o.planOnly {
+		for _, p := range plans {
+			fmt.Printf("%-32s %-8s %s\n", p.Download.Name, versions[p.Recipe.Tool], toolSource(p.Recipe.Tool))
+		}
+		return nil
+	}
+	binaries := map[string]map[string]string{} // tool → binary → path
+	for _, p := range plans {
+		t := p.Recipe.Tool
+		if binaries[t] == nil {
+			binaries[t] = map[string]string{}
+		}
+		for _, b := range p.Recipe.binaries() {
+			if _, ok := binaries[t][b]; ok {
+				continue
+			}
+			if binaries[t][b], err = buildBinary(ctx, o, t, versions[t], b); err != nil {
+				return err
+			}
+		}
+	}
+
+	tmp := strings.TrimSuffix(o.out, "/") + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	checksums := map[string]string{}
+	var built []string
+	lay, err := layout.Write(filepath.Join(tmp, "images"), empty.Index)
+	if err != nil {
+		return err
+	}
+	var imagesList []string
+	for _, p := range plans {
+		t, d := p.Recipe.Tool, p.Download
+		from := versions[t] + " " + toolSource(t)
+		if !d.IsImage() {
+			rel := strings.TrimPrefix(d.URL, strings.TrimSuffix(filesRepo, "/")+"/")
+			file := filepath.Join(tmp, "files", filepath.FromSlash(rel))
+			sum, err := writeFile(file, p.Recipe, binaries[t], versions[t])
+			if err != nil {
+				return fmt.Errorf("%s: %w", d, err)
+			}
+			checksums[p.Recipe.ChecksumVar] = "sha256:" + sum
+			built = append(built, fmt.Sprintf("file  %-32s %-56s %s %s", d.Name, rel, size(file), from))
+			continue
+		}
+		target := strings.TrimPrefix(d.Image, registry+"/")
+		img, err := buildImage(o, p.Recipe, binaries[t], target)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		if err := lay.AppendImage(img, layout.WithAnnotations(map[string]string{ociimage.RefNameAnnotation: target})); err != nil {
+			return err
+		}
+		imagesList = append(imagesList, "oci:"+filepath.Join(o.out, "images")+":"+target)
+		built = append(built, fmt.Sprintf("image %-32s %-56s %s %s", d.Name, target, imageSize(img), from))
+	}
+	if err := writeJSON(filepath.Join(tmp, testcluster.ChecksumsFile), checksums); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(tmp, "downloads.json"), downloads); err != nil {
+		return err
+	}
+	slices.Sort(built)
+	report := fmt.Sprintf("# kubespray %s's downloads for the test cluster, built in %s\n%s\n", testcluster.KubesprayVersion,
+		time.Since(start).Round(time.Second), strings.Join(built, "\n"))
+	if err := os.WriteFile(filepath.Join(tmp, "built.txt"), []byte(report), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "images.list"), []byte(strings.Join(imagesList, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(o.out); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, o.out); err != nil {
+		return err
+	}
+	fmt.Fprint(os.Stderr, report)
+	return nil
+}
+
+// list asks kubespray what it downloads for the test cluster: a master and a worker, its
+// options, offline (so every download's place under the mirror is its place in the output).
+// Every checksum a recipe gives is set to a placeholder: kubespray's tables lack some of the
+// versions the test cluster takes (nerdctl 1.7.7), and the real ones are this build's output.
+func list(ctx context.Context, kubesprayDir string) (downloads []kubespraydownloads.Download, filesRepo, registry string, err error) {
+	vars := testcluster.KubesprayVars()
+	for _, r := range recipes {
+		if r.ChecksumVar != "" {
+			vars[r.ChecksumVar] = bpav1.ExtraVar("sha256:" + strings.Repeat("0", 64))
+		}
+	}
+	p := &bpav1.Provisioning{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-cluster", Namespace: "default", Labels: map[string]string{bpav1.ClusterLabel: "test-cluster"}},
+		Spec: bpav1.ProvisioningSpec{
+			Masters:   []bpav1.HostEntry{{"master": {MACAddress: "52:54:00:00:00:01"}}},
+			Workers:   []bpav1.HostEntry{{"worker": {MACAddress: "52:54:00:00:00:02"}}},
+			Offline:   ptr.To(true),
+			Kubespray: &bpav1.KubesprayOptions{ExtraVars: vars},
+		},
+	}
+	hosts := []bpav1.Node{
+		{Label: "master", Role: "master", BareMetalHost: "default/master", MAC: "52:54:00:00:00:01", IP: "10.0.0.11"},
+		{Label: "worker", Role: "worker", BareMetalHost: "default/worker", MAC: "52:54:00:00:00:02", IP: "10.0.0.12"},
+	}
+	mirror := &offline.Mirror{URL: "http://10.0.0.1:8080", KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: testcluster.KubesprayVersion}}
+	inventory, extraVars, err := renderinventory.Render(p, hosts, mirror)
+	if err != nil {
+		return nil, "", "", err
+	}
+	mv, err := mirror.KubesprayVars()
+	if err != nil {
+		return nil, "", "", err
+	}
+	downloads, err = kubespraydownloads.List(ctx, kubesprayDir, inventory, extraVars)
+	return downloads, mv["files_repo"].(string), mv["registry_host"].(string), err
+}
+
+// toolVersion is the version of a download's tool: its module's, as its go.mod pins it; a
+// third-party archive's, the tag the download names, when the folder has that archive.
+func toolVersion(o options, p plan) (string, error) {
+	t := tools[p.Recipe.Tool]
+	switch {
+	case p.Recipe.Tool == "pause":
+		return o.pauseVersion, nil
+	case t.Archive != "":
+		for _, tag := range candidateTags(p.Download) {
+			if _, err := os.Stat(archivePath(o, t, tag)); err == nil {
+				return tag, nil
+			}
+		}
+		return "", fmt.Errorf("kubespray wants %s: %s holds no %s-TAG.tar.gz of its version", p.Download, o.thirdParty, t.Archive)
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", t.Module)
+	cmd.Dir = filepath.Join(o.tools, t.Dir)
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("the version of %s in %s: %w", t.Module, cmd.Dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// candidateTags are the tags a download may be built from: an image's tag, or each vX.Y...
+// element of a file's URL.
+func candidateTags(d kubespraydownloads.Download) []string {
+	if d.IsImage() {
+		return []string{d.Image[strings.LastIndex(d.Image, ":")+1:]}
+	}
+	var out []string
+	for _, part := range strings.Split(d.URL, "/") {
+		if len(part) > 1 && part[0] == 'v' && part[1] >= '0' && part[1] <= '9' {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func archivePath(o options, t tool, tag string) string {
+	return filepath.Join(o.thirdParty, t.Archive+"-"+tag+".tar.gz")
+}
+
+func toolSource(name string) string {
+	t := tools[name]
+	switch {
+	case name == "pause":
+		return "Kubernetes' build/pause/linux/pause.c (gcc, static)"
+	case t.Archive != "":
+		return "third-party " + t.Archive + " archive"
+	}
+	return "module " + t.Module + " (hack/tools/kubespray-downloads/" + t.Dir + ")"
+}
+
+// buildBinary builds one binary of a tool at a version into the cache, unless it is there.
+func buildBinary(ctx context.Context, o options, name, version, binary string) (string, error) {
+	if name == "pause" {
+		return o.pause, nil
+	}
+	t := tools[name]
+	dir := filepath.Join(o.cache, name+"-"+version)
+	out := filepath.Join(dir, binary)
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	src := filepath.Join(o.tools, t.Dir)
+	mod := "-mod=readonly"
+	if t.Archive != "" {
+		var err error
+		if src, err = extract(ctx, o, t, version); err != nil {
+			return "", err
+		}
+		// Its own go.mod and go.sum pin it. -mod=mod lets the go command write what it
+		// normalizes (flannel's CNI plugin says "go 1.23", which it rewrites "go 1.23.0");
+		// a missing requirement would need a version listing, which the proxy refuses, so
+		// nothing can drift in unpinned.
+		mod = "-mod=mod"
+		if _, err := os.Stat(filepath.Join(src, "vendor")); err == nil {
+			mod = "-mod=vendor"
+		}
+	}
+	ldflags := "-s -w " + strings.NewReplacer("VERSION", version, "MINOR", minor(version)).Replace(t.LDFlags)
+	args := []string{"build", "-trimpath", mod}
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0")
+	if t.CGO {
+		// Static, as upstream's releases are; without libseccomp (runc's seccomp build tag):
+		// Debian ships no static libseccomp, and Kubernetes' pods run Unconfined by default.
+		env = append(env, "CGO_ENABLED=1")
+		args = append(args, "-tags=netgo osusergo")
+		ldflags += ` -extldflags "-static"`
+	}
+	args = append(args, "-ldflags="+ldflags, "-o", out+".tmp", t.Binaries[binary])
+	say("building %s %s from %s", binary, version, toolSource(name))
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir, cmd.Env = src, env
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s %s: %w\n%s", binary, version, err, output)
+	}
+	say("built %s %s in %s", binary, version, time.Since(start).Round(time.Second))
+	return out, os.Rename(out+".tmp", out)
+}
+
+func minor(version string) string {
+	parts := strings.Split(strings.TrimPrefix(version, "v"), ".")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+// extract unpacks a third-party archive into the cache, once.
+func extract(ctx context.Context, o options, t tool, tag string) (string, error) {
+	dir := filepath.Join(o.cache, "src", t.Archive+"-"+tag)
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		return dir, nil
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(parent, ".extract-")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	if out, err := exec.CommandContext(ctx, "tar", "-xzf", archivePath(o, t, tag), "-C", tmp).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("extracting %s: %w: %s", archivePath(o, t, tag), err, out)
+	}
+	// git archive --prefix=NAME-TAG/: the tree is the archive's one folder.
+	if err := os.Rename(filepath.Join(tmp, t.Archive+"-"+tag), dir); err != nil {
+		return "", fmt.Errorf("%s: want one folder %s-%s: %w", archivePath(o, t, tag), t.Archive, tag, err)
+	}
+	return dir, nil
+}
+
+// writeFile writes one file download as upstream's release asset is and returns its sha256.
+func writeFile(file string, r recipe, binaries map[string]string, version string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	h := sha256.New()
+	w := io.MultiWriter(f, h)
+	if r.Binary != "" {
+		if err := copyFile(w, binaries[r.Binary]); err != nil {
+			return "", err
+		}
+	} else if err := writeTarGz(w, r.Entries, binaries, version); err != nil {
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func copyFile(w io.Writer, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	_, err = io.Copy(w, in)
+	return err
+}
+
+// writeTarGz writes the entries, in name order, as root's, 0755, dated the epoch: the same
+// binaries give the same archive.
+func writeTarGz(w io.Writer, entries, binaries map[string]string, version string) error {
+	zw := gzip.NewWriter(w)
+	tw := tar.NewWriter(zw)
+	rename := strings.NewReplacer("VERSION", version, "ARCH", "amd64")
+	dirs := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		entry := rename.Replace(name)
+		if d := path.Dir(strings.TrimPrefix(entry, "./")); d != "." && !dirs[d] {
+			dirs[d] = true
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0)}); err != nil {
+				return err
+			}
+		}
+		src := binaries[entries[name]]
+		fi, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: entry, Mode: 0o755, Size: fi.Size(), ModTime: time.Unix(0, 0)}); err != nil {
+			return err
+		}
+		if err := copyFile(tw, src); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// buildImage is one image: the Debian base with the recipe's binaries, as root unless the
+// recipe says otherwise (kubeadm's static pods read root's keys).
+func buildImage(o options, r recipe, binaries map[string]string, ref string) (v1.Image, error) {
+	var files []ociimage.File
+	dirs := map[string]bool{}
+	for _, p := range slices.Sorted(maps.Keys(r.Image)) {
+		for d := path.Dir(p); d != "/" && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+			files = append(files, ociimage.File{Path: d, Dir: true, Mode: 0o755})
+		}
+		data, err := os.ReadFile(binaries[r.Image[p]])
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, ociimage.File{Path: p, Mode: 0o755, Data: data})
+	}
+	slices.SortFunc(files, func(a, b ociimage.File) int { return strings.Compare(a.Path, b.Path) })
+	return ociimage.BuildRootFS(ociimage.RootFS{
+		Ref: ref, Tarball: o.base, Files: files,
+		Config: v1.Config{
+			Entrypoint: r.Entrypoint,
+			User:       r.User,
+			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		},
+		Labels: map[string]string{"org.opencontainers.image.description": "built by hack/kubespray-downloads for the test cluster"},
+	})
+}
+
+func writeJSON(file string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(data, '\n'), 0o644)
+}
+
+func size(file string) string {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%5.1f MiB", float64(fi.Size())/(1<<20))
+}
+
+func imageSize(img v1.Image) string {
+	layers, err := img.Layers()
+	if err != nil {
+		return "?"
+	}
+	var total int64
+	for _, l := range layers {
+		s, err := l.Size()
+		if err != nil {
+			return "?"
+		}
+		total += s
+	}
+	return fmt.Sprintf("%5.1f MiB", float64(total)/(1<<20))
+}
