@@ -38,15 +38,8 @@ fi
 
 base="$cache_base/kubespray-downloads-base-$SUITE-$(printf '%s %s minbase nodocs' "$SUITE" "$PACKAGES" | sha256sum | cut -c1-12).tar"
 if [ ! -f "$base" ]; then
-  command -v mmdebstrap >/dev/null || { say "mmdebstrap is missing: run hack/install-test-deps.sh"; exit 1; }
-  sources=/etc/apt/sources.list.d/debian.sources
-  [ -f "$sources" ] || sources=/etc/apt/sources.list
   say "building the images' root filesystem: Debian $SUITE with $PACKAGES (about 1 minute)"
-  mmdebstrap --quiet --format=tar --variant=minbase --include="$PACKAGES" \
-    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' --aptopt='Acquire::Check-Valid-Until "false"' \
-    "$SUITE" "$base.tmp" "$sources"
-  mv "$base.tmp" "$base"
+  hack/debian-rootfs.sh "$SUITE" "$PACKAGES" "$base"
 fi
 pause="$(PAUSE_VERSION=$PAUSE_VERSION hack/pause.sh)"
 

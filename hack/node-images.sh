@@ -32,15 +32,8 @@ pause="$(PAUSE_VERSION="$PAUSE_VERSION" hack/pause.sh)"
 key="$(printf '%s %s minbase nodocs' "$SUITE" "$PACKAGES" | sha256sum | cut -c1-12)"
 rootfs="$cache_base/kubespray-standin-rootfs-$SUITE-$key.tar"
 if [ ! -f "$rootfs" ]; then
-  command -v mmdebstrap >/dev/null || { say "mmdebstrap is missing: run hack/install-test-deps.sh"; exit 1; }
-  sources=/etc/apt/sources.list.d/debian.sources
-  [ -f "$sources" ] || sources=/etc/apt/sources.list
   say "building the kubespray stand-in's root filesystem: Debian $SUITE with $PACKAGES (about 1 minute)"
-  mmdebstrap --quiet --format=tar --variant=minbase --include="$PACKAGES" \
-    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' --aptopt='Acquire::Check-Valid-Until "false"' \
-    "$SUITE" "$rootfs.tmp" "$sources"
-  mv "$rootfs.tmp" "$rootfs"
+  hack/debian-rootfs.sh "$SUITE" "$PACKAGES" "$rootfs"
 fi
 
 hack/image.sh >/dev/null

@@ -21,8 +21,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/ociimage"
@@ -159,19 +157,7 @@ func list(ctx context.Context, kubesprayDir string) (downloads []kubespraydownlo
 			vars[r.ChecksumVar] = bpav1.ExtraVar("sha256:" + strings.Repeat("0", 64))
 		}
 	}
-	p := &bpav1.Provisioning{
-		ObjectMeta: metav1.ObjectMeta{Name: "test-cluster", Namespace: "default", Labels: map[string]string{bpav1.ClusterLabel: "test-cluster"}},
-		Spec: bpav1.ProvisioningSpec{
-			Masters:   []bpav1.HostEntry{{"master": {MACAddress: "52:54:00:00:00:01"}}},
-			Workers:   []bpav1.HostEntry{{"worker": {MACAddress: "52:54:00:00:00:02"}}},
-			Offline:   ptr.To(true),
-			Kubespray: &bpav1.KubesprayOptions{ExtraVars: vars},
-		},
-	}
-	hosts := []bpav1.Node{
-		{Label: "master", Role: "master", BareMetalHost: "default/master", MAC: "52:54:00:00:00:01", IP: "10.0.0.11"},
-		{Label: "worker", Role: "worker", BareMetalHost: "default/worker", MAC: "52:54:00:00:00:02", IP: "10.0.0.12"},
-	}
+	p, hosts := testcluster.Offline(vars)
 	mirror := &offline.Mirror{URL: "http://10.0.0.1:8080", KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: testcluster.KubesprayVersion}}
 	inventory, extraVars, err := renderinventory.Render(p, hosts, mirror)
 	if err != nil {

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"regexp"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 )
 
@@ -45,6 +48,26 @@ func KubesprayVars() map[string]bpav1.ExtraVarValue {
 		"etcd_version":                     bpav1.ExtraVar("3.5.21"),
 		"flannel_version":                  bpav1.ExtraVar("0.27.4"),
 		"nerdctl_version":                  bpav1.ExtraVar("1.7.7"),
+	}
+}
+
+// Offline is the test cluster as an offline Provisioning of one master and one worker with
+// these extraVars (SSH as "bpa", a user with sudo), and the nodes it is placed on: what
+// render-inventory renders and kubespray lists its downloads for.
+func Offline(vars map[string]bpav1.ExtraVarValue) (*bpav1.Provisioning, []bpav1.Node) {
+	p := &bpav1.Provisioning{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-cluster", Namespace: "default", Labels: map[string]string{bpav1.ClusterLabel: "test-cluster"}},
+		Spec: bpav1.ProvisioningSpec{
+			Masters:   []bpav1.HostEntry{{"master": {MACAddress: "52:54:00:e2:e0:31"}}},
+			Workers:   []bpav1.HostEntry{{"worker": {MACAddress: "52:54:00:e2:e0:32"}}},
+			Offline:   ptr.To(true),
+			SSH:       &bpav1.SSHAccess{User: "bpa"},
+			Kubespray: &bpav1.KubesprayOptions{ExtraVars: vars},
+		},
+	}
+	return p, []bpav1.Node{
+		{Label: "master", Role: "master", BareMetalHost: "default/master", MAC: "52:54:00:e2:e0:31", IP: "10.250.0.31"},
+		{Label: "worker", Role: "worker", BareMetalHost: "default/worker", MAC: "52:54:00:e2:e0:32", IP: "10.250.0.32"},
 	}
 }
 

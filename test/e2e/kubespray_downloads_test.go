@@ -15,10 +15,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-
-	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
@@ -82,20 +78,7 @@ func TestKubesprayDownloadsFromTheSiteMirror(t *testing.T) {
 
 	vars, err := testcluster.Vars(built)
 	must(t, err)
-	p := &bpav1.Provisioning{
-		ObjectMeta: metav1.ObjectMeta{Name: "test-cluster", Namespace: "default", Labels: map[string]string{bpav1.ClusterLabel: "test-cluster"}},
-		Spec: bpav1.ProvisioningSpec{
-			Masters:   []bpav1.HostEntry{{"master": {MACAddress: "52:54:00:e2:e0:31"}}},
-			Workers:   []bpav1.HostEntry{{"worker": {MACAddress: "52:54:00:e2:e0:32"}}},
-			Offline:   ptr.To(true),
-			SSH:       &bpav1.SSHAccess{User: "bpa"},
-			Kubespray: &bpav1.KubesprayOptions{ExtraVars: vars},
-		},
-	}
-	hosts := []bpav1.Node{
-		{Label: "master", Role: "master", BareMetalHost: "default/master", MAC: "52:54:00:e2:e0:31", IP: "10.250.0.31"},
-		{Label: "worker", Role: "worker", BareMetalHost: "default/worker", MAC: "52:54:00:e2:e0:32", IP: "10.250.0.32"},
-	}
+	p, hosts := testcluster.Offline(vars)
 	mirror := &offline.Mirror{URL: srv.URL, KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: testcluster.KubesprayVersion}}
 	ctrd := testctr.Start(t, dir)
 	ref := ctrd.Import(t, archive, "/kubespray:")
