@@ -92,8 +92,9 @@ e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Ar
 
 .PHONY: vms
 vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them (root).
-	images="$$(hack/kubespray-image.sh $(KUBESPRAY_VERSIONS))" && \
-	BPA_KUBESPRAY_IMAGES="$$images" BPA_VM_IMAGE="$$(hack/vm-image.sh)" KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags vm -count=1 -v -timeout 45m ./test/vm/
+	images="$$(hack/kubespray-image.sh $(KUBESPRAY_VERSIONS))" && downloads="$$(hack/kubespray-downloads.sh)" && \
+	BPA_KUBESPRAY_IMAGES="$$images" BPA_KUBESPRAY_DOWNLOADS="$$downloads" BPA_VM_IMAGE="$$(hack/vm-image.sh)" \
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags vm -count=1 -v -timeout 45m ./test/vm/
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

@@ -191,6 +191,14 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 			!regexp.MustCompile(`(?m)^worker\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out) {
 			t.Errorf("the real scale.yml --limit=worker in a scale run did not pass kubespray's fact cache check:\n%s", lastLinesOf(out, 40))
 		}
+
+		// What kubespray downloads, from the site's mirror: the build of hack/kubespray-downloads.sh.
+		if built := os.Getenv("BPA_KUBESPRAY_DOWNLOADS"); built != "" {
+			byLabel := map[string]*ssh.Client{"master": clients[master.Name], "worker": clients[worker.Name]}
+			kubesprayDownloadsFromTheMirror(t, env, ns, p, addressed, keyFile, site, byLabel, built)
+		} else {
+			t.Log("kubespray's downloads are not fetched from the mirror: they are not built (../shared/third_party is absent; make vms builds them when it is there)")
+		}
 	}
 	if joined := testvm.Run(t, clients[worker.Name], "cat /etc/kubernetes/joined"); !strings.HasPrefix(joined, "worker ") {
 		t.Errorf("the worker's join mark: %q", joined)
