@@ -90,11 +90,19 @@ e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Ar
 	BPA_KUBESPRAY_IMAGES="$$images" BPA_KUBESPRAY_DOWNLOADS="$$downloads" BPA_VM_IMAGE="$$(hack/vm-image.sh)" \
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags e2e -count=1 -v -timeout 40m ./test/e2e/
 
-.PHONY: vms
-vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them (root).
-	images="$$(hack/kubespray-image.sh $(KUBESPRAY_VERSIONS))" && downloads="$$(hack/kubespray-downloads.sh)" && \
+# The virtual machines' suite, with kubespray's images and downloads built first.
+VM_SUITE = images="$$(hack/kubespray-image.sh $(KUBESPRAY_VERSIONS))" && downloads="$$(hack/kubespray-downloads.sh)" && \
 	BPA_KUBESPRAY_IMAGES="$$images" BPA_KUBESPRAY_DOWNLOADS="$$downloads" BPA_VM_IMAGE="$$(hack/vm-image.sh)" \
-	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags vm -count=1 -v -timeout 45m ./test/vm/
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -tags vm -count=1 -v
+
+.PHONY: vms
+vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them, the real kubespray through its downloads (root).
+	$(VM_SUITE) -timeout 45m ./test/vm/
+
+.PHONY: e2e-cluster
+e2e-cluster: export BPA_REAL_CLUSTER := 1
+e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, to Ready nodes (root; the better part of an hour).
+	$(VM_SUITE) -timeout 120m -run 'TestRealClusterOnVirtualMachines' ./test/vm/
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

@@ -15,13 +15,20 @@
 # empty /etc/machine-id: each machine makes its own on first boot. Like metal3's config drive,
 # a small disk labelled BPA-SEED carries what differs per machine (its hostname, the site's SSH
 # public key for the admin user): bpa-seed.service copies it in before sshd starts.
+# /etc/resolv.conf is empty (mmdebstrap leaves the building machine's): the site runs no DNS
+# server, and a nameserver out of reach costs every lookup its timeouts (sudo looks up the
+# host's own name each time). update-initramfs is off: QEMU boots the kernel and initrd from beside the image, so the copy in
+# /boot is never read, and regenerating it under emulation (every package with an initramfs
+# hook triggers it, as kubespray's do) took minutes of each run. The root filesystem is 6 GiB
+# (sparse): a node's binaries, its images unpacked by containerd and etcd's data fit, with room
+# above kubelet's eviction thresholds.
 #
 # The cache key is this file, hack/vm/ and the suite: change the recipe and the image is built
 # again.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 SUITE="${VM_IMAGE_SUITE:-bookworm}"
-SIZE="${VM_IMAGE_SIZE:-3G}"
+SIZE="${VM_IMAGE_SIZE:-6G}"
 PACKAGES="systemd-sysv,udev,dbus,iproute2,iputils-ping,openssh-server,python3,python3-apt,sudo,apt,ca-certificates,linux-image-amd64,initramfs-tools,zstd"
 cache_base="${BPA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpa-workflow-controller}"
 key="$(cat "$0" "$root"/hack/vm/* | sha256sum | cut -c1-12)"
@@ -59,11 +66,13 @@ mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
   --customize-hook='printf "/dev/vda / ext4 defaults 0 1\n" >"$1/etc/fstab"' \
   --customize-hook='rm -f "$1"/etc/ssh/ssh_host_* && : >"$1/etc/machine-id" && rm -f "$1/var/lib/dbus/machine-id"' \
   --customize-hook='printf "localhost\n" >"$1/etc/hostname"' \
+  --customize-hook=': >"$1/etc/resolv.conf"' \
   --customize-hook="upload $root/hack/vm/bpa-seed.service /etc/systemd/system/bpa-seed.service" \
   --customize-hook="upload $root/hack/vm/bpa-seed /usr/local/sbin/bpa-seed" \
   --customize-hook="upload $root/hack/vm/bpa-host-keys.service /etc/systemd/system/bpa-host-keys.service" \
   --customize-hook='chmod 0755 "$1/usr/local/sbin/bpa-seed" && chroot "$1" systemctl enable bpa-seed.service bpa-host-keys.service' \
   --customize-hook='cp -L "$1"/vmlinuz "$1"/initrd.img "$1/root/"' \
+  --customize-hook='sed -i "s/^update_initramfs=.*/update_initramfs=no/" "$1/etc/initramfs-tools/update-initramfs.conf" && grep -qx update_initramfs=no "$1/etc/initramfs-tools/update-initramfs.conf"' \
   "$SUITE" "$work/rootfs" "$sources"
 
 mv "$work/rootfs/root/vmlinuz" "$work/rootfs/root/initrd.img" "$work/"

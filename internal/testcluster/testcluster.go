@@ -38,16 +38,20 @@ const KubesprayVersion = "v2.30.0"
 // The rest keep the cluster to what the machines and the site's mirror carry: flannel (its
 // sources are here), no node-local DNS cache and no DNS autoscaler (images of no Go module
 // here), and no nginx proxy on each worker for the API server (nginx is not a Go module): the
-// workers reach the master's API server directly.
+// workers reach the master's API server directly, kubespray's "no external or internal load
+// balancer" mode. In that mode v2.30.0 leaves apiserver_loadbalancer_domain_name undefined
+// and fails aggregating the API server certificate's names (found by make e2e-cluster): it is
+// given localhost, a name the certificate carries anyway.
 func KubesprayVars() map[string]bpav1.ExtraVarValue {
 	return map[string]bpav1.ExtraVarValue{
-		"kube_network_plugin":              bpav1.ExtraVar("flannel"),
-		"enable_nodelocaldns":              bpav1.ExtraVar(false),
-		"enable_dns_autoscaler":            bpav1.ExtraVar(false),
-		"loadbalancer_apiserver_localhost": bpav1.ExtraVar(false),
-		"etcd_version":                     bpav1.ExtraVar("3.5.21"),
-		"flannel_version":                  bpav1.ExtraVar("0.27.4"),
-		"nerdctl_version":                  bpav1.ExtraVar("1.7.7"),
+		"kube_network_plugin":                bpav1.ExtraVar("flannel"),
+		"enable_nodelocaldns":                bpav1.ExtraVar(false),
+		"enable_dns_autoscaler":              bpav1.ExtraVar(false),
+		"loadbalancer_apiserver_localhost":   bpav1.ExtraVar(false),
+		"apiserver_loadbalancer_domain_name": bpav1.ExtraVar("localhost"),
+		"etcd_version":                       bpav1.ExtraVar("3.5.21"),
+		"flannel_version":                    bpav1.ExtraVar("0.27.4"),
+		"nerdctl_version":                    bpav1.ExtraVar("1.7.7"),
 	}
 }
 

@@ -132,6 +132,7 @@ type Site struct {
 	dir       string
 	prefix    string
 	machines  []*Machine
+	gateway   bool
 	mu        sync.Mutex // guards dnsmasq, which a fault test restarts beside the test
 	dnsmasq   *exec.Cmd
 }
@@ -185,13 +186,25 @@ func dieWithTest() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }
 
+// SiteOption changes what NewSite makes.
+type SiteOption func(*Site)
+
+// WithGateway has the site's DHCP server name a router: the bridge's own address in the site's
+// namespace, which has no way out. The machines get a default route, as a real site's servers
+// do (Kubernetes' network plugins find their interface by it), and still reach nothing outside
+// the site.
+func WithGateway() SiteOption { return func(s *Site) { s.gateway = true } }
+
 // NewSite creates the site's network for machines with specs, with MACs and addresses given out
 // in order, and starts dnsmasq on it. Nothing is booted yet.
-func NewSite(t testing.TB, subnet string, specs []Spec) *Site {
+func NewSite(t testing.TB, subnet string, specs []Spec, opts ...SiteOption) *Site {
 	t.Helper()
 	suffix := make([]byte, 2)
 	_, _ = rand.Read(suffix)
 	s := &Site{Subnet: subnet, dir: t.TempDir(), prefix: "bpavm" + hex.EncodeToString(suffix)}
+	for _, o := range opts {
+		o(s)
+	}
 	s.NetNS = NewNetNS(t)
 	s.LeaseFile = filepath.Join(s.dir, "dnsmasq.leases")
 	s.Run(t, "ip", "link", "add", "br0", "type", "bridge")
@@ -213,8 +226,9 @@ func NewSite(t testing.TB, subnet string, specs []Spec) *Site {
 	return s
 }
 
-// StartDHCP starts dnsmasq on the bridge: each machine's MAC gets its address, with no router
-// and no DNS server, so nothing outside the site is reachable.
+// StartDHCP starts dnsmasq on the bridge: each machine's MAC gets its address, with no DNS
+// server and no router (but the one WithGateway names), so nothing outside the site is
+// reachable.
 func (s *Site) StartDHCP(t testing.TB) {
 	t.Helper()
 	if err := s.startDHCP(); err != nil {
@@ -233,9 +247,13 @@ func (s *Site) RestartDHCP() error {
 func (s *Site) startDHCP() error {
 	// --user=root --group=root: dnsmasq would otherwise switch to its own user and group, and a
 	// process whose user or group changes loses the signal that kills it with the test.
+	router := "--dhcp-option=option:router"
+	if s.gateway {
+		router += "," + s.Subnet + ".2"
+	}
 	args := []string{"--keep-in-foreground", "--user=root", "--group=root", "--no-resolv", "--no-hosts", "--port=0",
 		"--interface=br0", "--bind-interfaces", "--dhcp-range=" + s.Subnet + ".100," + s.Subnet + ".200,255.255.255.0,1h",
-		"--dhcp-option=option:router", "--dhcp-option=option:dns-server",
+		router, "--dhcp-option=option:dns-server",
 		"--dhcp-leasefile=" + s.LeaseFile, "--log-facility=" + filepath.Join(s.dir, "dnsmasq.log")}
 	for _, m := range s.machines {
 		args = append(args, "--dhcp-host="+m.MAC+","+m.IP+","+m.Name)

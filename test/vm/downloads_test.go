@@ -5,6 +5,7 @@ package vm_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
 	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -21,7 +21,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
@@ -29,81 +28,28 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 )
 
-// downloadFilesPlaybook runs kubespray's own download role on every node, as cluster.yml
-// does after facts.yml (whose network facts it computes the same way; bootstrap_os ran
-// before), for its files only: pulling its images needs the container runtime, which only a
-// whole cluster.yml installs.
-const downloadFilesPlaybook = `- name: The facts kubespray's download role uses, computed as its facts.yml computes them
-  hosts: k8s_cluster
-  gather_facts: false
-  tasks:
-    - name: kubespray's network facts (main_access_ip, which etcd_access_addresses needs)
-      ansible.builtin.import_role:
-        name: network_facts
-    - name: The node's facts
-      ansible.builtin.setup:
-
-- name: kubespray's download role, its files, from the site's mirror
-  hosts: k8s_cluster
-  gather_facts: false
-  vars:
-    download_container: false
-  roles:
-    - kubespray_defaults
-    - download
-`
-
-// kubesprayDownloadsFromTheMirror: the build of everything kubespray downloads
+// clusterThroughDownloads: the build of everything kubespray downloads
 // (hack/kubespray-downloads.sh), uploaded into a site registry with the product's upload
-// command and served by the product's file server on the site network; then kubespray's own
-// download role, in an offline run with the build's checksums as typed extra variables,
-// fetches each of its files onto the machines and checks it (get_url's checksum), and the
-// master runs the kubeadm it fetched (kubespray asks it for the control plane's images).
-func kubesprayDownloadsFromTheMirror(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioning, addressed []bpav1.Node,
-	keyFile string, site *testvm.Site, clients map[string]*ssh.Client, built string) {
+// commands and served by the product's file server on the site network; then the real
+// cluster.yml, cut after the play that prepares the nodes for etcd, in an offline run with the
+// build's checksums as typed extra variables: its validation, bootstrap and facts, preinstall,
+// the container runtime (containerd, runc, nerdctl, crictl, the CNI plugins), and its download
+// role, which fetches each file onto the machines and checks it (get_url's checksum), has the
+// master's kubeadm list the control plane's images, and pulls every image from the mirror's
+// registry view with the container runtime it installed.
+func clusterThroughDownloads(t *testing.T, s *vmSite, built string) {
 	t.Helper()
-	reg := testregistry.StartSecure(t)
-	client, err := siteregistry.New(siteregistry.Config{Registry: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("BPA_REGISTRY_PASSWORD", reg.Password)
-	var out, errb bytes.Buffer
-	if code := cli.ExecuteContext(context.Background(), []string{"upload", "file-set", "kubespray:" + testcluster.KubesprayVersion, filepath.Join(built, "files"),
-		"--registry", reg.Addr + "/site", "--username", reg.Username, "--ca-file", reg.CAFile, "--state-dir", t.TempDir()}, &out, &errb); code != 0 {
-		t.Fatalf("upload file-set: exit %d: %s", code, errb.String())
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(site.TestSide(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: &fileserver.Handler{Registry: client}, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-
-	vars, err := testcluster.Vars(built)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := p.DeepCopy()
-	op.Spec.Offline = ptr.To(true)
-	for name, v := range p.Spec.Kubespray.ExtraVars {
-		vars[name] = v
-	}
-	op.Spec.Kubespray.ExtraVars = vars
-	mirror := &offline.Mirror{URL: "http://" + l.Addr().String(), KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: testcluster.KubesprayVersion}}
-	inventory, extraVars, err := renderinventory.Render(op, addressed, mirror)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{
-		Playbook: "bpa-download-files.yml",
-		Files:    map[string][]byte{"/kubespray/bpa-download-files.yml": []byte(downloadFilesPlaybook)},
+	mirror := serveKubesprayDownloads(t, s.site, built)
+	inventory, extraVars := renderOffline(t, s.p, s.addressed, mirror, built)
+	clients := s.byLabel()
+	run := runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, kubesprayRun{
+		Playbook: strings.TrimPrefix(clusterPlaybookPath, "/kubespray/"),
+		Files:    map[string][]byte{clusterPlaybookPath: clusterPlaybook(t, "download")},
 		MayFail:  true,
 	})
 	for _, host := range []string{"master", "worker"} {
 		if !regexp.MustCompile(`(?m)^\s*` + host + `\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(run) {
-			t.Fatalf("kubespray's download role on %s:\n%s\n%s", host, failuresOf(run), lastLinesOf(run, 20))
+			t.Fatalf("cluster.yml through its downloads on %s:\n%s\n%s", host, failuresOf(run), lastLinesOf(run, 20))
 		}
 	}
 	// What each machine now holds, as kubespray's download role left it in local_release_dir.
@@ -126,6 +72,28 @@ func kubesprayDownloadsFromTheMirror(t *testing.T, env *testenv.Env, ns string, 
 	if v := strings.TrimSpace(testvm.Run(t, clients["master"], "/usr/local/bin/kubeadm version -o short && test -s /etc/kubernetes/kubeadm-images.yaml && echo config")); v != "v1.34.3\nconfig" {
 		t.Errorf("the master's kubeadm, from the mirror: %q", v)
 	}
+	// The container runtime kubespray installed runs, and holds the images it pulled from the
+	// mirror's registry view (plain HTTP, through the hosts.toml kubespray wrote for it).
+	_, registry, err := offline.Endpoints(mirror.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range clients {
+		if v := strings.TrimSpace(testvm.Run(t, c, "systemctl is-active containerd && sudo -n /usr/local/bin/crictl version | sed -n 's/^RuntimeVersion: *//p'")); v != "active\nv2.2.1" {
+			t.Errorf("%s: containerd from the mirror: %q, want active, v2.2.1", name, v)
+		}
+		got := " " + strings.Join(strings.Fields(testvm.Run(t, c, "sudo -n /usr/local/bin/nerdctl -n k8s.io images --format '{{.Repository}}:{{.Tag}}' | grep -v '<none>' | sort -u")), " ") + " "
+		t.Logf("%s pulled from the site's mirror:%s", name, strings.ReplaceAll(got, registry+"/", ""))
+		want := []string{"pause:3.10.1", "kube-proxy:v1.34.3", "flannel/flannel:v0.27.4", "flannel/flannel-cni-plugin:v1.7.1-flannel1"}
+		if name == "master" {
+			want = append(want, "kube-apiserver:v1.34.3", "kube-controller-manager:v1.34.3", "kube-scheduler:v1.34.3", "coredns/coredns:v1.12.1")
+		}
+		for _, w := range want {
+			if !strings.Contains(got, " "+registry+"/"+w+" ") {
+				t.Errorf("%s: containerd holds no %s from the mirror", name, w)
+			}
+		}
+	}
 }
 
 // failuresOf is each failed task of ansible-playbook's output, with its task line.
@@ -141,4 +109,55 @@ func failuresOf(out string) string {
 		}
 	}
 	return strings.Join(failed, "\n")
+}
+
+// serveKubesprayDownloads uploads the build of everything kubespray downloads
+// (hack/kubespray-downloads.sh's folder) into a site registry with the product's upload
+// commands, and serves it on the site network with the product's file server: the site's
+// mirror, as an offline Provisioning names it.
+func serveKubesprayDownloads(t *testing.T, site *testvm.Site, built string) *offline.Mirror {
+	t.Helper()
+	reg := testregistry.StartSecure(t)
+	client, err := siteregistry.New(siteregistry.Config{Registry: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BPA_REGISTRY_PASSWORD", reg.Password)
+	var out, errb bytes.Buffer
+	for _, args := range [][]string{
+		{"file-set", "kubespray:" + testcluster.KubesprayVersion, filepath.Join(built, "files"), "--state-dir", t.TempDir()},
+		{"images", "--from", filepath.Join(built, "images.list")},
+	} {
+		args = append(append([]string{"upload"}, args...), "--registry", reg.Addr+"/site", "--username", reg.Username, "--ca-file", reg.CAFile)
+		if code := cli.ExecuteContext(context.Background(), args, &out, &errb); code != 0 {
+			t.Fatalf("upload %s: exit %d: %s", args[1], code, errb.String())
+		}
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(site.TestSide(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: &fileserver.Handler{Registry: client}, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return &offline.Mirror{URL: "http://" + l.Addr().String(), KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: testcluster.KubesprayVersion}}
+}
+
+// renderOffline is render-inventory's inventory and extra variables for p in offline mode from
+// mirror, with the test cluster's options and the build's checksums under p's own extraVars.
+func renderOffline(t *testing.T, p *bpav1.Provisioning, addressed []bpav1.Node, mirror *offline.Mirror, built string) (inventory, extraVars []byte) {
+	t.Helper()
+	vars, err := testcluster.Vars(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := p.DeepCopy()
+	op.Spec.Offline = ptr.To(true)
+	maps.Copy(vars, p.Spec.Kubespray.ExtraVars)
+	op.Spec.Kubespray.ExtraVars = vars
+	inventory, extraVars, err = renderinventory.Render(op, addressed, mirror)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inventory, extraVars
 }

@@ -4,9 +4,6 @@ package vm_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/pem"
 	"errors"
 	"io"
 	"os"
@@ -31,7 +28,6 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
@@ -55,93 +51,12 @@ var sitePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Na
 // Then a machine rebuilt from its image (new host key) is refused until its BareMetalHost
 // says it was provisioned again, and then pinned afresh.
 func TestStepsOnVirtualMachines(t *testing.T) {
-	imageDir := os.Getenv("BPA_VM_IMAGE")
-	testvm.Skip(t, imageDir)
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	// The master as kubespray's preinstall wants a control-plane node: 1500 MB at least (one CPU
+	// is enough short of kubeadm init; a second one, on 2 cores, slows the others down).
+	s := startVMSite(t, "10.253.0", testvm.Spec{Name: "vm-master", CPUs: 1, MemoryMiB: 2560}, testvm.Spec{Name: "vm-worker", CPUs: 1, MemoryMiB: 1536}, nil)
+	env, site, clients, master, worker, signer := s.env, s.site, s.clients, s.master, s.worker, s.signer
+	ns, p, ref, placed, addressed, keyFile, sshOpts := s.ns, s.p, s.ref, s.placed, s.addressed, s.keyFile, s.sshOpts
 	ctx := context.Background()
-
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(key, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyFile := filepath.Join(t.TempDir(), "ssh-privatekey")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(block), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sshOpts := stepcmd.SSHOptions{KeyFile: keyFile, Port: 22, Timeout: 20 * time.Second}
-
-	site := testvm.NewSite(t, "10.253.0", []testvm.Spec{{Name: "vm-master", CPUs: 1, MemoryMiB: 1536}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 1536}})
-	site.Boot(t, testvm.ImageIn(imageDir), signer.PublicKey())
-
-	// The site's package repository, served on the site network (the machines have no other).
-	repo := site.Serve(t, filepath.Join(testutil.NewAptNode(t, testutil.DpkgStatus, sitePackages...).Dir, "repo"))
-
-	bootCtx, cancel := context.WithTimeout(ctx, bootWait)
-	defer cancel()
-	clients := map[string]*ssh.Client{}
-	for _, m := range site.Machines() {
-		c, _, err := m.Dial(bootCtx, testvm.AdminUser, signer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		clients[m.Name] = c
-		// The site's mirror, as the site's user data sets it: Debian's own sources are out of
-		// reach.
-		testvm.Run(t, c, "sudo -n rm -f /etc/apt/sources.list /etc/apt/sources.list.d/debian.sources && "+
-			"echo 'deb [trusted=yes] "+repo+" ./' | sudo -n tee /etc/apt/sources.list.d/site.list >/dev/null")
-	}
-	master, worker := site.Machines()[0], site.Machines()[1]
-
-	ns := env.Namespace(t)
-	for _, m := range site.Machines() {
-		createHost(t, env, m, ns)
-	}
-	p := &bpav1.Provisioning{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "provisioning-vm", Labels: map[string]string{bpav1.ClusterLabel: "cluster-abc"}},
-		Spec: bpav1.ProvisioningSpec{
-			Masters:      []bpav1.HostEntry{{"master": {MACAddress: master.MAC}}},
-			Workers:      []bpav1.HostEntry{{"worker": {MACAddress: worker.MAC}}},
-			HostSelector: &bpav1.HostSelector{Namespaces: []string{ns}},
-			SSH:          &bpav1.SSHAccess{User: testvm.AdminUser},
-			// The site runs no DNS server: kubespray's preinstall refuses a node without
-			// nameservers unless it is given upstream ones (a typed list).
-			Kubespray: &bpav1.KubesprayOptions{ExtraVars: map[string]bpav1.ExtraVarValue{"upstream_dns_servers": bpav1.ExtraVar([]string{site.TestSide()})}},
-		},
-	}
-	if err := env.Client.Create(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	ref := stepcmd.CRRef{Namespace: ns, Name: p.Name, UID: string(p.UID), Generation: p.Generation}
-
-	placed, err := discoverhosts.Run(ctx, env.Client, ref, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addressed, err := resolveleases.Run(ctx, env.Client, ref, placed, site.LeaseFile, leases.FormatDnsmasq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range addressed {
-		if want := map[string]string{"master": master.IP, "worker": worker.IP}[n.Label]; n.IP != want {
-			t.Fatalf("%s at %q, want %s (its lease)", n.Label, n.IP, want)
-		}
-	}
-	if err := pinhostkeys.Run(ctx, env.Client, ref, addressed, 22, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
 
 	// kubespray's stand-in, run as run-kubespray runs kubespray: the rendered inventory and extra
 	// variables, strict host key checking against the pins, the admin user with become.
@@ -151,25 +66,21 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	}
 	testvm.Run(t, clients[master.Name], "sudo -n install -d /etc/kubernetes/stand-in && echo '"+testutil.AdminConf("\n    token: vm-token")+"' | sudo -n tee /etc/kubernetes/stand-in/admin.conf >/dev/null")
 	runKubespray(t, env, ns, p, inventory, extraVars, keyFile)
-	// The real kubespray, as far as the site's mirror carries it. Its system_packages role
-	// installs Debian packages: kubespray itself says which (kubesprayPackages), the suite builds
-	// the site's package mirror of them (packageMirror) and serves it beside the site's own
-	// repository. Then facts.yml: kubespray's version check, its own validation of the rendered
-	// inventory and extra variables, bootstrap_os (those packages, installed by each machine's
-	// apt from the mirror) and the facts of every node, over SSH with become.
-	if packages := kubesprayPackages(t, env, ns, p, inventory, extraVars, keyFile); packages != nil {
-		mirror := site.Serve(t, packageMirror(t, packages, []byte(testvm.Run(t, clients[master.Name], "cat /var/lib/dpkg/status"))))
-		// As the site's user data does when it sets the sources: their index refreshed (the apt
-		// module kubespray uses refreshes only an index older than a day).
-		for _, c := range clients {
-			testvm.Run(t, c, "echo 'deb [trusted=yes] "+mirror+" ./' | sudo -n tee /etc/apt/sources.list.d/kubespray-mirror.list >/dev/null && sudo -n apt-get update -q >/dev/null")
+	// The real kubespray, as far as it goes without installing Kubernetes (make e2e-cluster
+	// installs it: TestRealClusterOnVirtualMachines). Its system_packages role installs Debian
+	// packages: kubespray itself says which (kubesprayPackages), the suite builds the site's
+	// package mirror of them and serves it beside the site's own repository. Then the real
+	// cluster.yml through its downloads, offline from the site's mirror (clusterThroughDownloads):
+	// kubespray's version check, its own validation of the rendered inventory and extra
+	// variables, bootstrap_os (those packages, installed by each machine's apt from the mirror),
+	// the facts of every node, preinstall, the container runtime and every download, over SSH
+	// with become.
+	if packages := s.servePackagesKubesprayInstalls(t, inventory, extraVars); packages != nil {
+		built := os.Getenv("BPA_KUBESPRAY_DOWNLOADS")
+		if built == "" {
+			t.Fatal("kubespray's image is built, not what it downloads (BPA_KUBESPRAY_DOWNLOADS): make vms builds both")
 		}
-		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Playbook: "playbooks/facts.yml"})
-		for _, host := range []string{"master", "worker"} {
-			if !regexp.MustCompile(`(?m)^\s*` + host + `\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out) {
-				t.Errorf("the real kubespray's facts.yml on %s:\n%s", host, lastLinesOf(out, 30))
-			}
-		}
+		clusterThroughDownloads(t, s, built)
 		for _, c := range clients {
 			if got := testvm.Run(t, c, "dpkg-query -W -f='${Status}\\n' "+strings.Join(packages, " ")+" | grep -c '^install ok installed$' || true"); strings.TrimSpace(got) != strconv.Itoa(len(packages)) {
 				t.Errorf("after bootstrap_os, %s of the %d packages kubespray installs are installed", strings.TrimSpace(got), len(packages))
@@ -180,7 +91,7 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 		// installation: the site's mirror holds no Kubernetes yet). In a pod of its own, whose
 		// fact cache is empty as every new pod's is, kubespray refuses the limit...
 		checks := []string{"--tags=facts,asserts"}
-		out = runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Playbook: "scale.yml", Options: append(checks, "--limit=worker"), MayFail: true})
+		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Playbook: "scale.yml", Options: append(checks, "--limit=worker"), MayFail: true})
 		if !strings.Contains(out, "Kubespray does not support '--limit' without a populated facts cache") {
 			t.Errorf("the real scale.yml --limit without the others' facts did not refuse to run:\n%s", lastLinesOf(out, 30))
 		}
@@ -192,13 +103,6 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 			t.Errorf("the real scale.yml --limit=worker in a scale run did not pass kubespray's fact cache check:\n%s", lastLinesOf(out, 40))
 		}
 
-		// What kubespray downloads, from the site's mirror: the build of hack/kubespray-downloads.sh.
-		if built := os.Getenv("BPA_KUBESPRAY_DOWNLOADS"); built != "" {
-			byLabel := map[string]*ssh.Client{"master": clients[master.Name], "worker": clients[worker.Name]}
-			kubesprayDownloadsFromTheMirror(t, env, ns, p, addressed, keyFile, site, byLabel, built)
-		} else {
-			t.Log("kubespray's downloads are not fetched from the mirror: they are not built (../shared/third_party is absent; make vms builds them when it is there)")
-		}
 	}
 	if joined := testvm.Run(t, clients[worker.Name], "cat /etc/kubernetes/joined"); !strings.HasPrefix(joined, "worker ") {
 		t.Errorf("the worker's join mark: %q", joined)
@@ -281,7 +185,9 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	if len(attempts) == 0 {
 		t.Errorf("install-software never saw the reboot")
 	}
-	clients[master.Name], _, err = master.Dial(bootCtx, testvm.AdminUser, signer)
+	redialCtx, cancel := context.WithTimeout(ctx, bootWait)
+	defer cancel()
+	clients[master.Name], _, err = master.Dial(redialCtx, testvm.AdminUser, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,8 +278,8 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	// The worker rebuilt from its image: a new host key. Refused while its BareMetalHost says
 	// nothing changed; pinned afresh, with an Event, once metal3 records a new provisioning.
 	_ = clients[worker.Name].Close()
-	site.Rebuild(t, worker, testvm.ImageIn(imageDir), signer.PublicKey())
-	bootCtx, cancel = context.WithTimeout(ctx, bootWait)
+	site.Rebuild(t, worker, testvm.ImageIn(s.imageDir), signer.PublicKey())
+	bootCtx, cancel := context.WithTimeout(ctx, bootWait)
 	defer cancel()
 	c, newKey, err := worker.Dial(bootCtx, testvm.AdminUser, signer)
 	if err != nil {

@@ -1,0 +1,167 @@
+//go:build vm
+
+package vm_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
+)
+
+// vmSite is a site of virtual machines as the steps find it after discover-hosts,
+// resolve-leases and pin-host-keys: booted, on the site's package repository only (the
+// machines reach nothing else), described by BareMetalHosts in a real API server, placed by a
+// Provisioning of one master and one worker, addressed from dnsmasq's leases, their host keys
+// pinned.
+type vmSite struct {
+	env            *testenv.Env
+	site           *testvm.Site
+	imageDir       string
+	master, worker *testvm.Machine
+	clients        map[string]*ssh.Client // by machine name
+	signer         ssh.Signer
+	keyFile        string // the signer's private key, where run-kubespray's pod mounts it
+	sshOpts        stepcmd.SSHOptions
+	ns             string
+	p              *bpav1.Provisioning
+	ref            stepcmd.CRRef
+	placed         []bpav1.Node
+	addressed      []bpav1.Node
+}
+
+// startVMSite boots a master and a worker on subnet (SUBNET.0/24) and takes them through the
+// first steps; vars are the Provisioning's extraVars, besides the upstream DNS servers kubespray
+// is always given: the site runs no DNS server, and kubespray's preinstall refuses a node
+// without nameservers unless it is given upstream ones (a typed list).
+func startVMSite(t *testing.T, subnet string, master, worker testvm.Spec, vars map[string]bpav1.ExtraVarValue, opts ...testvm.SiteOption) *vmSite {
+	t.Helper()
+	s := &vmSite{imageDir: os.Getenv("BPA_VM_IMAGE")}
+	testvm.Skip(t, s.imageDir)
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	s.env = env
+	ctx := context.Background()
+
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.signer, err = ssh.NewSignerFromKey(key); err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.keyFile = filepath.Join(t.TempDir(), "ssh-privatekey")
+	if err := os.WriteFile(s.keyFile, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.sshOpts = stepcmd.SSHOptions{KeyFile: s.keyFile, Port: 22, Timeout: 20 * time.Second}
+
+	s.site = testvm.NewSite(t, subnet, []testvm.Spec{master, worker}, opts...)
+	s.site.Boot(t, testvm.ImageIn(s.imageDir), s.signer.PublicKey())
+
+	// The site's package repository, served on the site network (the machines have no other).
+	repo := s.site.Serve(t, filepath.Join(testutil.NewAptNode(t, testutil.DpkgStatus, sitePackages...).Dir, "repo"))
+
+	bootCtx, cancel := context.WithTimeout(ctx, bootWait)
+	defer cancel()
+	s.clients = map[string]*ssh.Client{}
+	for _, m := range s.site.Machines() {
+		c, _, err := m.Dial(bootCtx, testvm.AdminUser, s.signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		s.clients[m.Name] = c
+		// The site's mirror, as the site's user data sets it: Debian's own sources are out of
+		// reach.
+		testvm.Run(t, c, "sudo -n rm -f /etc/apt/sources.list /etc/apt/sources.list.d/debian.sources && "+
+			"echo 'deb [trusted=yes] "+repo+" ./' | sudo -n tee /etc/apt/sources.list.d/site.list >/dev/null")
+	}
+	s.master, s.worker = s.site.Machines()[0], s.site.Machines()[1]
+
+	all := map[string]bpav1.ExtraVarValue{"upstream_dns_servers": bpav1.ExtraVar([]string{s.site.TestSide()})}
+	maps.Copy(all, vars)
+
+	s.ns = env.Namespace(t)
+	for _, m := range s.site.Machines() {
+		createHost(t, env, m, s.ns)
+	}
+	s.p = &bpav1.Provisioning{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "provisioning-vm", Labels: map[string]string{bpav1.ClusterLabel: "cluster-abc"}},
+		Spec: bpav1.ProvisioningSpec{
+			Masters:      []bpav1.HostEntry{{"master": {MACAddress: s.master.MAC}}},
+			Workers:      []bpav1.HostEntry{{"worker": {MACAddress: s.worker.MAC}}},
+			HostSelector: &bpav1.HostSelector{Namespaces: []string{s.ns}},
+			SSH:          &bpav1.SSHAccess{User: testvm.AdminUser},
+			Kubespray:    &bpav1.KubesprayOptions{ExtraVars: all},
+		},
+	}
+	if err := env.Client.Create(ctx, s.p); err != nil {
+		t.Fatal(err)
+	}
+	s.ref = stepcmd.CRRef{Namespace: s.ns, Name: s.p.Name, UID: string(s.p.UID), Generation: s.p.Generation}
+
+	if s.placed, err = discoverhosts.Run(ctx, env.Client, s.ref, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.addressed, err = resolveleases.Run(ctx, env.Client, s.ref, s.placed, s.site.LeaseFile, leases.FormatDnsmasq); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range s.addressed {
+		if want := map[string]string{"master": s.master.IP, "worker": s.worker.IP}[n.Label]; n.IP != want {
+			t.Fatalf("%s at %q, want %s (its lease)", n.Label, n.IP, want)
+		}
+	}
+	if err := pinhostkeys.Run(ctx, env.Client, s.ref, s.addressed, 22, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// byLabel is the SSH clients by the Provisioning's labels.
+func (s *vmSite) byLabel() map[string]*ssh.Client {
+	return map[string]*ssh.Client{"master": s.clients[s.master.Name], "worker": s.clients[s.worker.Name]}
+}
+
+// servePackagesKubesprayInstalls serves the site's package mirror of what the real kubespray's
+// system_packages role installs (kubespray itself says which: kubesprayPackages) beside the
+// site's own repository, and returns their names; nil without kubespray's image.
+func (s *vmSite) servePackagesKubesprayInstalls(t *testing.T, inventory, extraVars []byte) []string {
+	t.Helper()
+	packages := kubesprayPackages(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile)
+	if packages == nil {
+		return nil
+	}
+	mirror := s.site.Serve(t, packageMirror(t, packages, []byte(testvm.Run(t, s.clients[s.master.Name], "cat /var/lib/dpkg/status"))))
+	// As the site's user data does when it sets the sources: their index refreshed (the apt
+	// module kubespray uses refreshes only an index older than a day).
+	for _, c := range s.clients {
+		testvm.Run(t, c, "echo 'deb [trusted=yes] "+mirror+" ./' | sudo -n tee /etc/apt/sources.list.d/kubespray-mirror.list >/dev/null && sudo -n apt-get update -q >/dev/null")
+	}
+	return packages
+}
