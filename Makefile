@@ -101,7 +101,9 @@ vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's ker
 
 .PHONY: e2e-cluster
 e2e-cluster: export BPA_REAL_CLUSTER := 1
+e2e-cluster: export BPA_KUBESPRAY_LOG := $(CURDIR)/bin/e2e-cluster-kubespray.log
 e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, to Ready nodes (root; the better part of an hour).
+	@mkdir -p bin && : > $$BPA_KUBESPRAY_LOG && echo "kubespray's output, as it comes: tail -f $$BPA_KUBESPRAY_LOG"
 	$(VM_SUITE) -timeout 120m -run 'TestRealClusterOnVirtualMachines' ./test/vm/
 
 .PHONY: test-update-golden

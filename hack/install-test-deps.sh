@@ -33,6 +33,10 @@ command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 # The node's pause image is built static from Kubernetes' pause.c, as its Makefile does.
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || need+=(libc6-dev)
+# The test cluster's runc is static with seccomp, as upstream's release: libseccomp's static
+# library and pkg-config, which its Go binding asks for it.
+[ -f /usr/lib/x86_64-linux-gnu/libseccomp.a ] || [ -f /usr/lib/aarch64-linux-gnu/libseccomp.a ] || need+=(libseccomp-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

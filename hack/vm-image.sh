@@ -8,7 +8,9 @@
 #   vmlinuz      Debian's kernel (linux-image-amd64) and its initrd, booted directly by QEMU
 #   initrd.img
 #
-# The image holds Debian 12 with systemd, systemd-networkd asking DHCP on every Ethernet NIC,
+# The image holds Debian 12 with systemd, systemd-networkd asking DHCP on every Ethernet NIC
+# (by name: a pod's veth is of type ether too, and a networkd that manages it takes it off the
+# CNI bridge, which left every pod unreachable from its own node; found by make e2e-cluster),
 # openssh-server, python3 and python3-apt (what Ansible needs), sudo, ping (iputils-ping, in
 # every Debian standard install; kubespray pings each node's access address), and the admin user
 # "bpa" (passwordless sudo) that metal3's user data would create. It holds no host keys and an
@@ -61,7 +63,7 @@ mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
   --dpkgopt='path-exclude=/usr/share/locale/*' --aptopt='Acquire::Check-Valid-Until "false"' \
   --customize-hook='chroot "$1" useradd --create-home --shell /bin/bash --groups sudo bpa' \
   --customize-hook='echo "bpa ALL=(ALL) NOPASSWD:ALL" >"$1/etc/sudoers.d/bpa" && chmod 0440 "$1/etc/sudoers.d/bpa"' \
-  --customize-hook='printf "[Match]\nType=ether\n\n[Network]\nDHCP=ipv4\n" >"$1/etc/systemd/network/10-site.network"' \
+  --customize-hook='printf "[Match]\nName=en* eth*\nType=ether\n\n[Network]\nDHCP=ipv4\n" >"$1/etc/systemd/network/10-site.network"' \
   --customize-hook='chroot "$1" systemctl enable systemd-networkd.service' \
   --customize-hook='printf "/dev/vda / ext4 defaults 0 1\n" >"$1/etc/fstab"' \
   --customize-hook='rm -f "$1"/etc/ssh/ssh_host_* && : >"$1/etc/machine-id" && rm -f "$1/var/lib/dbus/machine-id"' \

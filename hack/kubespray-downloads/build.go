@@ -232,7 +232,11 @@ func buildBinary(ctx context.Context, o options, name, version, binary string) (
 		return o.pause, nil
 	}
 	t := tools[name]
-	dir := filepath.Join(o.cache, name+"-"+version)
+	key, err := buildKey(o, t)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(o.cache, name+"-"+version+"-"+key)
 	out := filepath.Join(dir, binary)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
@@ -260,10 +264,10 @@ func buildBinary(ctx context.Context, o options, name, version, binary string) (
 	args := []string{"build", "-trimpath", mod}
 	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0")
 	if t.CGO {
-		// Static, as upstream's releases are; without libseccomp (runc's seccomp build tag):
-		// Debian ships no static libseccomp, and Kubernetes' pods run Unconfined by default.
+		// Static, as upstream's releases are (Debian's libseccomp-dev has the static library
+		// runc's seccomp links).
 		env = append(env, "CGO_ENABLED=1")
-		args = append(args, "-tags=netgo osusergo")
+		args = append(args, "-tags="+strings.Join(append([]string{"netgo", "osusergo"}, t.Tags...), " "))
 		ldflags += ` -extldflags "-static"`
 	}
 	args = append(args, "-ldflags="+ldflags, "-o", out+".tmp", t.Binaries[binary])
@@ -276,6 +280,31 @@ func buildBinary(ctx context.Context, o options, name, version, binary string) (
 	}
 	say("built %s %s in %s", binary, version, time.Since(start).Round(time.Second))
 	return out, os.Rename(out+".tmp", out)
+}
+
+// buildKey tells builds of one tool at one version apart by what else makes the binary: its
+// pins (the tool module's go.mod and go.sum, or the third-party archive) and the build's
+// settings. A binary cached by version alone outlived a change of its build tags once (runc
+// without seccomp).
+func buildKey(o options, t tool) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "cgo=%v tags=%q ldflags=%q\n", t.CGO, t.Tags, t.LDFlags)
+	var inputs []string
+	if t.Archive == "" {
+		inputs = []string{filepath.Join(o.tools, t.Dir, "go.mod"), filepath.Join(o.tools, t.Dir, "go.sum")}
+	}
+	for _, f := range inputs {
+		in, err := os.Open(f)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, in)
+		_ = in.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
 func minor(version string) string {

@@ -25,6 +25,8 @@ type tool struct {
 	CGO bool
 	// LDFlags are the version stamps upstream's own build sets, VERSION replaced.
 	LDFlags string
+	// Tags are build tags upstream's own build sets, besides the static build's.
+	Tags []string
 }
 
 const kubeVersionFlags = "-X k8s.io/component-base/version.gitVersion=VERSION -X k8s.io/component-base/version.gitMajor=1 " +
@@ -43,7 +45,11 @@ var tools = map[string]tool{
 		"containerd": "github.com/containerd/containerd/v2/cmd/containerd", "containerd-shim-runc-v2": "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2",
 		"ctr": "github.com/containerd/containerd/v2/cmd/ctr",
 	}},
-	"runc":               {Dir: "runc", Module: "github.com/opencontainers/runc", CGO: true, LDFlags: "-X main.version=VERSION", Binaries: map[string]string{"runc": "github.com/opencontainers/runc"}},
+	// runc with seccomp, as upstream's release: containerd gives every pod sandbox the runtime's
+	// default seccomp profile, which a runc without it refuses ("seccomp not supported", found by
+	// make e2e-cluster: no static pod of kubeadm's started).
+	"runc": {Dir: "runc", Module: "github.com/opencontainers/runc", CGO: true, Tags: []string{"seccomp"}, LDFlags: "-X main.version=VERSION",
+		Binaries: map[string]string{"runc": "github.com/opencontainers/runc"}},
 	"nerdctl":            {Dir: "nerdctl", Module: "github.com/containerd/nerdctl", LDFlags: "-X github.com/containerd/nerdctl/pkg/version.Version=VERSION", Binaries: map[string]string{"nerdctl": "github.com/containerd/nerdctl/cmd/nerdctl"}},
 	"cni-plugins":        {Dir: "cni-plugins", Module: "github.com/containernetworking/plugins", LDFlags: "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=VERSION", Binaries: cniPlugins()},
 	"coredns":            {Dir: "coredns", Module: "github.com/coredns/coredns", Binaries: map[string]string{"coredns": "github.com/coredns/coredns"}},

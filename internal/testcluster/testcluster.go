@@ -27,8 +27,12 @@ const KubesprayVersion = "v2.30.0"
 // The three versions differ from kubespray v2.30.0's defaults only because the module proxy
 // here does not serve the default's source; each is in kubespray's own checksum table, so
 // kubespray accepts it as it is:
-//   - etcd 3.5.21, not 3.5.26: the proxy serves etcdctl and etcdutl of 3.5.21 at the newest
-//     (3.5.22 to 3.5.26 refused);
+//   - etcd 3.5.24, not 3.5.26: the newest 3.5 server the proxy serves (3.5.25 and 3.5.26
+//     refused), and the oldest that kubeadm 1.34 accepts as an external etcd (its preflight
+//     check ExternalEtcdVersion, found by make e2e-cluster with 3.5.21). Its etcdctl and
+//     etcdutl are 3.5.21's sources, the newest of theirs the proxy serves (3.5.22 to 3.5.26
+//     refused), built with the 3.5.24 libraries; kubespray uses them for health checks and
+//     backups, which 3.5 keeps compatible within the minor release;
 //   - flannel 0.27.4, not 0.27.3 (refused);
 //   - nerdctl 1.7.7, not 2.2.1: every nerdctl 2 release requires its own test framework module
 //     (mod/tigron) through a replace directive, and the proxy serves no version of it. nerdctl
@@ -49,7 +53,7 @@ func KubesprayVars() map[string]bpav1.ExtraVarValue {
 		"enable_dns_autoscaler":              bpav1.ExtraVar(false),
 		"loadbalancer_apiserver_localhost":   bpav1.ExtraVar(false),
 		"apiserver_loadbalancer_domain_name": bpav1.ExtraVar("localhost"),
-		"etcd_version":                       bpav1.ExtraVar("3.5.21"),
+		"etcd_version":                       bpav1.ExtraVar("3.5.24"),
 		"flannel_version":                    bpav1.ExtraVar("0.27.4"),
 		"nerdctl_version":                    bpav1.ExtraVar("1.7.7"),
 	}

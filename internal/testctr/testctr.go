@@ -6,9 +6,11 @@ package testctr
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,10 +116,25 @@ func (c *Containerd) Import(t testing.TB, archive, want string) string {
 // Run runs command in a new container of image, removed afterwards, with ctr run's options
 // (--mount, --env, --cwd, --net-host...), and returns its combined output.
 func (c *Containerd) Run(image string, options []string, command ...string) (string, error) {
+	return c.RunTee(image, options, nil, command...)
+}
+
+// RunTee is Run that also copies the output to also (when not nil) as it comes, so that a run
+// of the better part of an hour can be followed while it goes.
+func (c *Containerd) RunTee(image string, options []string, also io.Writer, command ...string) (string, error) {
 	c.runs++
 	args := append([]string{"run", "--rm"}, options...)
 	args = append(args, image, fmt.Sprintf("run-%d", c.runs))
-	return c.Ctr(append(args, command...)...)
+	args = append([]string{"--address", c.Socket, "--namespace", c.Namespace}, append(args, command...)...)
+	var out bytes.Buffer
+	var w io.Writer = &out
+	if also != nil {
+		w = io.MultiWriter(&out, also)
+	}
+	cmd := exec.Command("ctr", args...)
+	cmd.Stdout, cmd.Stderr = w, w
+	err := cmd.Run()
+	return out.String(), err
 }
 
 // UnmountUnder unmounts every mount below dir, deepest first.

@@ -298,6 +298,13 @@ func (s *Site) Boot(t testing.TB, image Image, authorizedKey ssh.PublicKey) {
 	}
 }
 
+// BootMachine starts one machine, as Boot does: a site can keep a spare powered off until the
+// test adds it (a server racked later), so that it takes nothing from the others meanwhile.
+func (s *Site) BootMachine(t testing.TB, m *Machine, image Image, authorizedKey ssh.PublicKey) {
+	t.Helper()
+	s.boot(t, image, authorizedKey, m)
+}
+
 func (s *Site) boot(t testing.TB, image Image, authorizedKey ssh.PublicKey, m *Machine) {
 	t.Helper()
 	dir := filepath.Join(s.dir, m.Name)

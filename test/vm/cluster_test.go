@@ -5,7 +5,10 @@ package vm_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,8 +22,20 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
 
 // slowNodes are the site-level settings kubespray offers for slow nodes, as a site of
@@ -47,7 +62,11 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 		t.Skip("kubespray's image or its downloads are not built: ../shared/third_party is absent (make e2e-cluster builds them when it is there)")
 	}
 	start := time.Now()
-	s := startVMSite(t, "10.254.0", testvm.Spec{Name: "vm-master", CPUs: 2, MemoryMiB: 3072}, testvm.Spec{Name: "vm-worker", CPUs: 1, MemoryMiB: 2048}, slowNodes,
+	// A master (kubeadm's preflight wants 2 CPUs), a worker, and a spare racked later: the
+	// worker the Provisioning adds.
+	s := startVMSite(t, "10.254.0", []testvm.Spec{
+		{Name: "vm-master", CPUs: 2, MemoryMiB: 3072}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 2048}, {Name: "vm-worker2", CPUs: 1, MemoryMiB: 2048},
+	}, slowNodes,
 		// Kubernetes' network plugin finds its interface by the default route.
 		testvm.WithGateway())
 	ctx := context.Background()
@@ -88,19 +107,213 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the real cluster, apply to Ready: %.0f s in all; through the stored kubeconfig: %s",
+		time.Since(start).Seconds(), waitForNodes(t, cluster, "after cluster.yml", "master", "worker"))
+
+	kudPluginIntoTheCluster(t, s, sec.Data[bpav1.KubeconfigSecretKey], cluster)
+	softwareOnTheNodes(t, s)
+
+	// A worker added: the spare racked, the Provisioning's next generation through the steps,
+	// and the real scale.yml --limit as a scale run runs it (facts.yml over every node first).
+	added := time.Now()
+	worker2 := s.spares[0]
+	s.rack(t, worker2)
+	s.p.Spec.Workers = append(s.p.Spec.Workers, bpav1.HostEntry{"worker2": {MACAddress: worker2.MAC}})
+	s.nextGeneration(t, nil)
+	inventory, extraVars = renderOffline(t, s.p, s.addressed, mirror, built)
+	scale := runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker2"}}
+	out = runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, kubesprayRun{Plan: &scale, MayFail: true})
+	if !okRecap(out, "worker2") {
+		t.Fatalf("the real scale.yml --limit=worker2:\n%s\n%s", failuresOf(out), lastLinesOf(out, 30))
+	}
+	t.Logf("a worker added, rack to Ready: %.0f s; %s", time.Since(added).Seconds(),
+		waitForNodes(t, cluster, "after scale.yml", "master", "worker", "worker2"))
+
+	// The added worker removed while it runs: reset, drained and deleted by the real
+	// remove-node.yml, with what check-leaving-nodes chose for a node that answers.
+	removed := time.Now()
+	s.removeWorker(t, "worker2", mirror, built, false)
+	t.Logf("a live worker removed: %.0f s; %s", time.Since(removed).Seconds(),
+		waitForNodes(t, cluster, "after remove-node.yml", "master", "worker"))
+	if got := testvm.Run(t, s.clients[worker2.Name], "systemctl is-active kubelet || true"); strings.TrimSpace(got) == "active" {
+		t.Errorf("after remove-node.yml the removed worker still runs a kubelet: %q", got)
+	}
+
+	// The first worker powered off, then removed: ungracefully, without a reset, as
+	// check-leaving-nodes chooses for a node that does not answer.
+	s.worker.PowerOff()
+	removed = time.Now()
+	s.removeWorker(t, "worker", mirror, built, true)
+	t.Logf("a powered-off worker removed: %.0f s; %s", time.Since(removed).Seconds(),
+		waitForNodes(t, cluster, "after remove-node.yml of the powered-off worker", "master"))
+}
+
+// waitForNodes waits up to 15 minutes for the cluster's nodes to be exactly names, every one
+// Ready, with CoreDNS available, and returns what it saw.
+func waitForNodes(t *testing.T, cluster kubernetes.Interface, when string, names ...string) string {
+	t.Helper()
 	var last string
 	deadline := time.Now().Add(15 * time.Minute)
 	for {
-		last = clusterState(ctx, cluster)
+		last = clusterState(context.Background(), cluster, names)
 		if strings.HasPrefix(last, "ready") || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Second)
 	}
 	if !strings.HasPrefix(last, "ready") {
-		t.Fatalf("through the stored kubeconfig, the cluster is not ready 15 minutes after cluster.yml: %s", last)
+		t.Fatalf("through the stored kubeconfig, %s the cluster is not %v Ready within 15 minutes: %s", when, names, last)
 	}
-	t.Logf("the real cluster, apply to Ready: %.0f s in all; through the stored kubeconfig: %s", time.Since(start).Seconds(), last)
+	return last
+}
+
+// nextGeneration takes the Provisioning's changed spec through the steps before kubespray, as
+// its next Workflow does: discover-hosts (keeping leaving, a remove run's nodes), resolve-leases,
+// pin-host-keys.
+func (s *vmSite) nextGeneration(t *testing.T, leaving []string) {
+	t.Helper()
+	ctx := context.Background()
+	// The steps wrote the Provisioning's status since: the spec changed on what is there now.
+	spec := s.p.Spec
+	if err := s.env.Client.Get(ctx, client.ObjectKeyFromObject(s.p), s.p); err != nil {
+		t.Fatal(err)
+	}
+	s.p.Spec = spec
+	if err := s.env.Client.Update(ctx, s.p); err != nil {
+		t.Fatal(err)
+	}
+	s.ref.Generation = s.p.Generation
+	var err error
+	if s.placed, err = discoverhosts.Run(ctx, s.env.Client, s.ref, leaving); err != nil {
+		t.Fatal(err)
+	}
+	if s.addressed, err = resolveleases.Run(ctx, s.env.Client, s.ref, s.placed, s.site.LeaseFile, leases.FormatDnsmasq); err != nil {
+		t.Fatal(err)
+	}
+	if err := pinhostkeys.Run(ctx, s.env.Client, s.ref, s.addressed, 22, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// removeWorker takes a worker out of the Provisioning and runs the real remove-node.yml as a
+// remove run runs it, with the variables the real check-leaving-nodes wrote; down says whether
+// the worker is expected not to answer.
+func (s *vmSite) removeWorker(t *testing.T, label string, mirror *offline.Mirror, built string, down bool) {
+	t.Helper()
+	s.p.Spec.Workers = slices.DeleteFunc(s.p.Spec.Workers, func(e bpav1.HostEntry) bool { _, ok := e[label]; return ok })
+	s.nextGeneration(t, []string{label})
+	removalVars := filepath.Join(t.TempDir(), runkubespray.RemovalVarsFile)
+	if err := checkleavingnodes.Run(context.Background(), s.env.Client, s.ref, s.addressed, []string{label}, 22, 10*time.Second, removalVars, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	chosen, err := os.ReadFile(removalVars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Contains(string(chosen), `"reset_nodes":false`); got != down {
+		t.Fatalf("check-leaving-nodes for %s (down: %v) chose %s", label, down, chosen)
+	}
+	inventory, extraVars := renderOffline(t, s.p, s.addressed, mirror, built)
+	remove := runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{label}}
+	out := runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, kubesprayRun{
+		Plan: &remove, MayFail: true,
+		Files: map[string][]byte{filepath.Join(steps.InputsDir, runkubespray.RemovalVarsFile): chosen},
+	})
+	if !okRecap(out, "master") || (!down && !okRecap(out, label)) {
+		t.Fatalf("the real remove-node.yml of %s with %s:\n%s\n%s", label, chosen, failuresOf(out), lastLinesOf(out, 30))
+	}
+}
+
+// kudPluginIntoTheCluster runs a KUD plugin's step as its pod runs it: the command and
+// arguments of the shipped WorkflowTemplate's container (kubectl apply --server-side through the
+// stored kubeconfig), the manifest from the site's file mirror, as offline mode points it.
+// The kubectl is the control plane's, the binary the project's kubectl image holds. The test
+// reads what it applied back through the stored kubeconfig.
+func kudPluginIntoTheCluster(t *testing.T, s *vmSite, kubeconfig []byte, cluster kubernetes.Interface) {
+	t.Helper()
+	templates, err := workflows.PluginTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var container *corev1.Container
+	for _, wt := range templates {
+		if wt.Name == kudplugin.WorkflowTemplateName("multus") {
+			container = wt.GetTemplateByName(kudplugin.EntryTemplate).Container
+		}
+	}
+	if container == nil {
+		t.Fatal("no shipped WorkflowTemplate for the KUD plugin multus")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "plugin.yaml"), []byte(realPluginManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manifest := s.site.Serve(t, dir) + "plugin.yaml"
+	kubeconfigFile := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfigFile, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, a := range container.Args {
+		a = strings.ReplaceAll(a, "{{inputs.parameters."+kudplugin.ManifestParam+"}}", manifest)
+		if strings.HasPrefix(a, "--kubeconfig=") {
+			a = "--kubeconfig=" + kubeconfigFile
+		}
+		args = append(args, a)
+	}
+	kubectl := exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), container.Command[0]), args...)
+	kubectl.Env = []string{"HOME=" + t.TempDir()}
+	out, err := kubectl.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the KUD plugin's kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	cm, err := cluster.CoreV1().ConfigMaps("kube-system").Get(context.Background(), "kud-plugin-real", metav1.GetOptions{})
+	if err != nil || cm.Data["applied-by"] != "bpa-plugin-multus" || !slices.ContainsFunc(cm.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == "bpa-plugin-multus" }) {
+		t.Fatalf("through the stored kubeconfig, what the KUD plugin applied: %v %v", cm, err)
+	}
+	t.Logf("the KUD plugin's kubectl applied its manifest from the site's mirror into the real cluster: %s", strings.TrimSpace(string(out)))
+}
+
+// realPluginManifest stands in for a plugin's manifest (the real ones' images are not built
+// here): what matters is that the step's own kubectl applies it into the real cluster.
+const realPluginManifest = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kud-plugin-real
+  namespace: kube-system
+data:
+  applied-by: bpa-plugin-multus
+`
+
+// softwareOnTheNodes installs a Software on the real cluster's nodes with each node's own apt,
+// from the site's repository.
+func softwareOnTheNodes(t *testing.T, s *vmSite) {
+	t.Helper()
+	ctx := context.Background()
+	swRef := s.env.Software(t, s.ns, bpav1.SoftwareSpec{
+		MasterSoftware: []bpav1.SoftwarePackage{{Name: "jq", Version: "1.6-2"}},
+		WorkerSoftware: []bpav1.SoftwarePackage{{Name: "tmux"}},
+		SSH:            &bpav1.SSHAccess{User: testvm.AdminUser},
+	})
+	nodes, err := resolveclusterhosts.Run(ctx, s.env.Client, swRef, nil)
+	if err != nil || len(nodes) != 2 {
+		t.Fatalf("the cluster's nodes: %v %v", nodes, err)
+	}
+	start := time.Now()
+	for _, n := range nodes {
+		if _, err := installsoftware.Run(ctx, s.env.Client, swRef, n.Label, n.Role, n.IP, installsoftware.InstallOptions{SSH: s.sshOpts}); err != nil {
+			t.Fatalf("install-software on %s: %v", n.Label, err)
+		}
+	}
+	defer func() {
+		t.Logf("install-software on the real cluster's nodes with their own apt: %.0f s", time.Since(start).Seconds())
+	}()
+	want := map[string]string{"master": "jq=1.6-2 ", "worker": "tmux=3.3a-3 "}
+	for label, c := range s.byLabel() {
+		if got := testvm.Run(t, c, "dpkg-query -W -f '${Package}=${Version} ' jq tmux 2>/dev/null || true"); !strings.Contains(got, want[label]) {
+			t.Errorf("after install-software, %s's dpkg says %q, want %s", label, got, want[label])
+		}
+	}
 }
 
 // okRecap says whether ansible-playbook's recap has host at ok, unreachable and failed 0.
@@ -115,16 +328,17 @@ func okRecap(out, host string) bool {
 	return false
 }
 
-// clusterState is "ready: ..." once both nodes are Ready and CoreDNS has an available
-// replica, else what is not yet.
-func clusterState(ctx context.Context, c kubernetes.Interface) string {
+// clusterState is "ready: ..." once the nodes are exactly names, all Ready, and CoreDNS has an
+// available replica, else what is not yet.
+func clusterState(ctx context.Context, c kubernetes.Interface, names []string) string {
 	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "listing nodes: " + err.Error()
 	}
-	var states []string
+	var states, have []string
 	ready := 0
 	for _, n := range nodes.Items {
+		have = append(have, n.Name)
 		state := "NotReady"
 		for _, cond := range n.Status.Conditions {
 			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
@@ -140,7 +354,8 @@ func clusterState(ctx context.Context, c kubernetes.Interface) string {
 		coredns = fmt.Sprintf("CoreDNS %d/%d available", dns.Status.AvailableReplicas, dns.Status.Replicas)
 	}
 	summary := strings.Join(states, ", ") + "; " + coredns
-	if ready == 2 && len(nodes.Items) == 2 && err == nil && dns.Status.AvailableReplicas > 0 {
+	slices.Sort(have)
+	if ready == len(names) && slices.Equal(have, slices.Sorted(slices.Values(names))) && err == nil && dns.Status.AvailableReplicas > 0 {
 		return "ready: " + summary
 	}
 	return summary

@@ -59,7 +59,7 @@ func clusterThroughDownloads(t *testing.T, s *vmSite, built string) {
 		want := []string{"kubeadm-1.34.3-amd64", "kubelet-1.34.3-amd64", "containerd-2.2.1-linux-amd64.tar.gz",
 			"runc-1.3.4.amd64", "cni-plugins-linux-amd64-1.8.0.tgz", "crictl-1.34.0-linux-amd64.tar.gz", "nerdctl-1.7.7-linux-amd64.tar.gz"}
 		if name == "master" { // kubectl is the control plane's, etcd the etcd group's
-			want = append(want, "kubectl-1.34.3-amd64", "etcd-3.5.21-linux-amd64.tar.gz")
+			want = append(want, "kubectl-1.34.3-amd64", "etcd-3.5.24-linux-amd64.tar.gz")
 		}
 		for _, w := range want {
 			if !strings.Contains(got, " "+w+" ") {

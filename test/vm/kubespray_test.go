@@ -5,6 +5,8 @@ package vm_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -109,7 +111,7 @@ func runRealKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provis
 		what = run.Plan.String()
 	}
 	start := time.Now()
-	out, err := ctrd.Run(image, ctrOptions, command...)
+	out, err := ctrd.RunTee(image, ctrOptions, followLog(t, what), command...)
 	if err != nil && !run.MayFail {
 		t.Fatalf("the real kubespray (%s) %s on the machines: %v\n%s", image, what, err, lastLinesOf(out, 60))
 	}
@@ -127,6 +129,22 @@ type kubesprayRun struct {
 	Options  []string
 	Files    map[string][]byte
 	MayFail  bool
+}
+
+// followLog is where a run's output is copied as it comes, to be followed while it goes: the
+// file BPA_KUBESPRAY_LOG names (appended to, each run under a header), or nowhere.
+func followLog(t *testing.T, what string) io.Writer {
+	name := os.Getenv("BPA_KUBESPRAY_LOG")
+	if name == "" {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatalf("BPA_KUBESPRAY_LOG: %v", err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	fmt.Fprintf(f, "\n===== %s: %s, %s\n", t.Name(), what, time.Now().Format(time.RFC3339))
+	return f
 }
 
 func lastLinesOf(s string, n int) string {

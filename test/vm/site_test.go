@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,13 +47,18 @@ type vmSite struct {
 	ref            stepcmd.CRRef
 	placed         []bpav1.Node
 	addressed      []bpav1.Node
+	// spares are machines of the site not yet booted nor placed: servers racked later.
+	spares []*testvm.Machine
+	// repos are the apt sources the site's user data gives every machine.
+	repos map[string]string // file under sources.list.d → its line
 }
 
-// startVMSite boots a master and a worker on subnet (SUBNET.0/24) and takes them through the
-// first steps; vars are the Provisioning's extraVars, besides the upstream DNS servers kubespray
+// startVMSite boots a master and a worker (the first two specs) on subnet (SUBNET.0/24) and
+// takes them through the first steps; the other specs are spares, powered off (vmSite.rack
+// boots one). vars are the Provisioning's extraVars, besides the upstream DNS servers kubespray
 // is always given: the site runs no DNS server, and kubespray's preinstall refuses a node
 // without nameservers unless it is given upstream ones (a typed list).
-func startVMSite(t *testing.T, subnet string, master, worker testvm.Spec, vars map[string]bpav1.ExtraVarValue, opts ...testvm.SiteOption) *vmSite {
+func startVMSite(t *testing.T, subnet string, specs []testvm.Spec, vars map[string]bpav1.ExtraVarValue, opts ...testvm.SiteOption) *vmSite {
 	t.Helper()
 	s := &vmSite{imageDir: os.Getenv("BPA_VM_IMAGE")}
 	testvm.Skip(t, s.imageDir)
@@ -81,34 +87,25 @@ func startVMSite(t *testing.T, subnet string, master, worker testvm.Spec, vars m
 	}
 	s.sshOpts = stepcmd.SSHOptions{KeyFile: s.keyFile, Port: 22, Timeout: 20 * time.Second}
 
-	s.site = testvm.NewSite(t, subnet, []testvm.Spec{master, worker}, opts...)
-	s.site.Boot(t, testvm.ImageIn(s.imageDir), s.signer.PublicKey())
+	s.site = testvm.NewSite(t, subnet, specs, opts...)
+	s.master, s.worker, s.spares = s.site.Machines()[0], s.site.Machines()[1], s.site.Machines()[2:]
+	image := testvm.ImageIn(s.imageDir)
+	s.site.BootMachine(t, s.master, image, s.signer.PublicKey())
+	s.site.BootMachine(t, s.worker, image, s.signer.PublicKey())
 
 	// The site's package repository, served on the site network (the machines have no other).
 	repo := s.site.Serve(t, filepath.Join(testutil.NewAptNode(t, testutil.DpkgStatus, sitePackages...).Dir, "repo"))
-
-	bootCtx, cancel := context.WithTimeout(ctx, bootWait)
-	defer cancel()
+	s.repos = map[string]string{"site.list": "deb [trusted=yes] " + repo + " ./"}
 	s.clients = map[string]*ssh.Client{}
-	for _, m := range s.site.Machines() {
-		c, _, err := m.Dial(bootCtx, testvm.AdminUser, s.signer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		s.clients[m.Name] = c
-		// The site's mirror, as the site's user data sets it: Debian's own sources are out of
-		// reach.
-		testvm.Run(t, c, "sudo -n rm -f /etc/apt/sources.list /etc/apt/sources.list.d/debian.sources && "+
-			"echo 'deb [trusted=yes] "+repo+" ./' | sudo -n tee /etc/apt/sources.list.d/site.list >/dev/null")
+	for _, m := range []*testvm.Machine{s.master, s.worker} {
+		s.dial(t, m)
 	}
-	s.master, s.worker = s.site.Machines()[0], s.site.Machines()[1]
 
 	all := map[string]bpav1.ExtraVarValue{"upstream_dns_servers": bpav1.ExtraVar([]string{s.site.TestSide()})}
 	maps.Copy(all, vars)
 
 	s.ns = env.Namespace(t)
-	for _, m := range s.site.Machines() {
+	for _, m := range []*testvm.Machine{s.master, s.worker} {
 		createHost(t, env, m, s.ns)
 	}
 	s.p = &bpav1.Provisioning{
@@ -158,10 +155,47 @@ func (s *vmSite) servePackagesKubesprayInstalls(t *testing.T, inventory, extraVa
 		return nil
 	}
 	mirror := s.site.Serve(t, packageMirror(t, packages, []byte(testvm.Run(t, s.clients[s.master.Name], "cat /var/lib/dpkg/status"))))
-	// As the site's user data does when it sets the sources: their index refreshed (the apt
-	// module kubespray uses refreshes only an index older than a day).
+	s.repos["kubespray-mirror.list"] = "deb [trusted=yes] " + mirror + " ./"
 	for _, c := range s.clients {
-		testvm.Run(t, c, "echo 'deb [trusted=yes] "+mirror+" ./' | sudo -n tee /etc/apt/sources.list.d/kubespray-mirror.list >/dev/null && sudo -n apt-get update -q >/dev/null")
+		s.setSources(t, c)
 	}
 	return packages
+}
+
+// dial waits for a booted machine's SSH and sets its apt sources, as the site's user data does.
+func (s *vmSite) dial(t *testing.T, m *testvm.Machine) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bootWait)
+	defer cancel()
+	c, _, err := m.Dial(ctx, testvm.AdminUser, s.signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	s.clients[m.Name] = c
+	s.setSources(t, c)
+}
+
+// setSources gives a machine the site's mirrors as its only apt sources (Debian's own are out
+// of reach), their index refreshed: the apt module kubespray uses refreshes only an index older
+// than a day.
+func (s *vmSite) setSources(t *testing.T, c *ssh.Client) {
+	t.Helper()
+	script := "sudo -n rm -f /etc/apt/sources.list /etc/apt/sources.list.d/debian.sources"
+	for _, file := range slices.Sorted(maps.Keys(s.repos)) {
+		script += " && echo '" + s.repos[file] + "' | sudo -n tee /etc/apt/sources.list.d/" + file + " >/dev/null"
+	}
+	if len(s.repos) > 1 {
+		script += " && sudo -n apt-get update -q >/dev/null"
+	}
+	testvm.Run(t, c, script)
+}
+
+// rack boots a spare, as a server racked later, with the site's sources, and describes it with
+// a BareMetalHost as metal3 would once it provisioned it.
+func (s *vmSite) rack(t *testing.T, m *testvm.Machine) {
+	t.Helper()
+	s.site.BootMachine(t, m, testvm.ImageIn(s.imageDir), s.signer.PublicKey())
+	s.dial(t, m)
+	createHost(t, s.env, m, s.ns)
 }

@@ -53,7 +53,7 @@ var sitePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Na
 func TestStepsOnVirtualMachines(t *testing.T) {
 	// The master as kubespray's preinstall wants a control-plane node: 1500 MB at least (one CPU
 	// is enough short of kubeadm init; a second one, on 2 cores, slows the others down).
-	s := startVMSite(t, "10.253.0", testvm.Spec{Name: "vm-master", CPUs: 1, MemoryMiB: 2560}, testvm.Spec{Name: "vm-worker", CPUs: 1, MemoryMiB: 1536}, nil)
+	s := startVMSite(t, "10.253.0", []testvm.Spec{{Name: "vm-master", CPUs: 1, MemoryMiB: 2560}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 1536}}, nil)
 	env, site, clients, master, worker, signer := s.env, s.site, s.clients, s.master, s.worker, s.signer
 	ns, p, ref, placed, addressed, keyFile, sshOpts := s.ns, s.p, s.ref, s.placed, s.addressed, s.keyFile, s.sshOpts
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-// runc for the test cluster (hack/kubespray-downloads: cgo, static, without seccomp), at
+// runc for the test cluster (hack/kubespray-downloads: cgo, static, with seccomp), at
 // kubespray v2.30.0's default, in a module of its own.
 module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/kubespray-downloads/runc
 
