@@ -178,6 +178,12 @@ func (s *vmSite) nextGeneration(t *testing.T, leaving []string) {
 	if err := s.env.Client.Get(ctx, client.ObjectKeyFromObject(s.p), s.p); err != nil {
 		t.Fatal(err)
 	}
+	// The controller mirrors a finished run's hosts into the status, where the next remove run
+	// finds which host each leaving node is.
+	s.p.Status.Hosts = s.addressed
+	if err := s.env.Client.Status().Update(ctx, s.p); err != nil {
+		t.Fatal(err)
+	}
 	s.p.Spec = spec
 	if err := s.env.Client.Update(ctx, s.p); err != nil {
 		t.Fatal(err)
