@@ -283,9 +283,9 @@ func buildBinary(ctx context.Context, o options, name, version, binary string) (
 }
 
 // buildKey tells builds of one tool at one version apart by what else makes the binary: its
-// pins (the tool module's go.mod and go.sum, or the third-party archive) and the build's
-// settings. A binary cached by version alone outlived a change of its build tags once (runc
-// without seccomp).
+// pins (the tool module's go.mod and go.sum; a third-party archive is named by its version
+// already) and the build's settings. A binary cached by version alone outlived a change of its
+// build tags once (runc without seccomp).
 func buildKey(o options, t tool) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "cgo=%v tags=%q ldflags=%q\n", t.CGO, t.Tags, t.LDFlags)

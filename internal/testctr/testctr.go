@@ -85,13 +85,18 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 	return c
 }
 
+// command is ctr against this containerd, in its namespace.
+func (c *Containerd) command(args ...string) *exec.Cmd {
+	return exec.Command("ctr", append([]string{"--address", c.Socket, "--namespace", c.Namespace}, args...)...)
+}
+
 func (c *Containerd) ctr(args ...string) error {
-	return exec.Command("ctr", append([]string{"--address", c.Socket, "--namespace", c.Namespace}, args...)...).Run()
+	return c.command(args...).Run()
 }
 
 // Ctr runs ctr against this containerd, in its namespace, and returns its combined output.
 func (c *Containerd) Ctr(args ...string) (string, error) {
-	out, err := exec.Command("ctr", append([]string{"--address", c.Socket, "--namespace", c.Namespace}, args...)...).CombinedOutput()
+	out, err := c.command(args...).CombinedOutput()
 	return string(out), err
 }
 
@@ -125,13 +130,12 @@ func (c *Containerd) RunTee(image string, options []string, also io.Writer, comm
 	c.runs++
 	args := append([]string{"run", "--rm"}, options...)
 	args = append(args, image, fmt.Sprintf("run-%d", c.runs))
-	args = append([]string{"--address", c.Socket, "--namespace", c.Namespace}, append(args, command...)...)
 	var out bytes.Buffer
 	var w io.Writer = &out
 	if also != nil {
 		w = io.MultiWriter(&out, also)
 	}
-	cmd := exec.Command("ctr", args...)
+	cmd := c.command(append(args, command...)...)
 	cmd.Stdout, cmd.Stderr = w, w
 	err := cmd.Run()
 	return out.String(), err

@@ -29,7 +29,7 @@ const clusterPlaybookPath = "/kubespray/playbooks/bpa-cluster.yml"
 // the role through: the same plays, in the same order, with the same options, and none after.
 func clusterPlaybook(t *testing.T, through string) []byte {
 	t.Helper()
-	tarball := filepath.Join(testutil.RepoRoot(t), "..", "shared", "third_party", "kubespray-"+testcluster.KubesprayVersion+".tar.gz")
+	tarball := kubesprayTarball(t)
 	raw, err := fileInTarball(tarball, "/playbooks/cluster.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +39,12 @@ func clusterPlaybook(t *testing.T, through string) []byte {
 		t.Fatalf("%s: %v", tarball, err)
 	}
 	return cut
+}
+
+// kubesprayTarball is the source of the kubespray release the test cluster is built for, in
+// ../shared/third_party.
+func kubesprayTarball(t *testing.T) string {
+	return filepath.Join(testutil.RepoRoot(t), "..", "shared", "third_party", "kubespray-"+testcluster.KubesprayVersion+".tar.gz")
 }
 
 // cutPlaybook keeps a playbook's plays up to the first that runs the role through.
@@ -113,8 +119,7 @@ func fileInTarball(tarball, suffix string) ([]byte, error) {
 // plays and facts, and ends with the play that prepares the nodes for etcd (preinstall, the
 // container engine, the downloads).
 func TestClusterPlaybookCut(t *testing.T) {
-	tarball := filepath.Join(testutil.RepoRoot(t), "..", "shared", "third_party", "kubespray-"+testcluster.KubesprayVersion+".tar.gz")
-	if _, err := os.Stat(tarball); err != nil {
+	if _, err := os.Stat(kubesprayTarball(t)); err != nil {
 		t.Skipf("kubespray's source is not here: ../shared/third_party is absent (%v)", err)
 	}
 	var plays []map[string]any

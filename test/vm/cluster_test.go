@@ -311,9 +311,7 @@ func softwareOnTheNodes(t *testing.T, s *vmSite) {
 			t.Fatalf("install-software on %s: %v", n.Label, err)
 		}
 	}
-	defer func() {
-		t.Logf("install-software on the real cluster's nodes with their own apt: %.0f s", time.Since(start).Seconds())
-	}()
+	t.Logf("install-software on the real cluster's nodes with their own apt: %.0f s", time.Since(start).Seconds())
 	want := map[string]string{"master": "jq=1.6-2 ", "worker": "tmux=3.3a-3 "}
 	for label, c := range s.byLabel() {
 		if got := testvm.Run(t, c, "dpkg-query -W -f '${Package}=${Version} ' jq tmux 2>/dev/null || true"); !strings.Contains(got, want[label]) {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +47,7 @@ func clusterThroughDownloads(t *testing.T, s *vmSite, built string) {
 		MayFail:  true,
 	})
 	for _, host := range []string{"master", "worker"} {
-		if !regexp.MustCompile(`(?m)^\s*` + host + `\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(run) {
+		if !okRecap(run, host) {
 			t.Fatalf("cluster.yml through its downloads on %s:\n%s\n%s", host, failuresOf(run), lastLinesOf(run, 20))
 		}
 	}

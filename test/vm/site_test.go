@@ -155,7 +155,7 @@ func (s *vmSite) servePackagesKubesprayInstalls(t *testing.T, inventory, extraVa
 		return nil
 	}
 	mirror := s.site.Serve(t, packageMirror(t, packages, []byte(testvm.Run(t, s.clients[s.master.Name], "cat /var/lib/dpkg/status"))))
-	s.repos["kubespray-mirror.list"] = "deb [trusted=yes] " + mirror + " ./"
+	s.repos[kubesprayMirrorList] = "deb [trusted=yes] " + mirror + " ./"
 	for _, c := range s.clients {
 		s.setSources(t, c)
 	}
@@ -176,16 +176,20 @@ func (s *vmSite) dial(t *testing.T, m *testvm.Machine) {
 	s.setSources(t, c)
 }
 
+// kubesprayMirrorList is the apt source of the package mirror for kubespray's own packages.
+const kubesprayMirrorList = "kubespray-mirror.list"
+
 // setSources gives a machine the site's mirrors as its only apt sources (Debian's own are out
-// of reach), their index refreshed: the apt module kubespray uses refreshes only an index older
-// than a day.
+// of reach). With kubespray's package mirror among them, their index is refreshed: the apt
+// module kubespray uses refreshes only an index older than a day (install-software refreshes
+// its own).
 func (s *vmSite) setSources(t *testing.T, c *ssh.Client) {
 	t.Helper()
 	script := "sudo -n rm -f /etc/apt/sources.list /etc/apt/sources.list.d/debian.sources"
 	for _, file := range slices.Sorted(maps.Keys(s.repos)) {
 		script += " && echo '" + s.repos[file] + "' | sudo -n tee /etc/apt/sources.list.d/" + file + " >/dev/null"
 	}
-	if len(s.repos) > 1 {
+	if _, ok := s.repos[kubesprayMirrorList]; ok {
 		script += " && sudo -n apt-get update -q >/dev/null"
 	}
 	testvm.Run(t, c, script)
