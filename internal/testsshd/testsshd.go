@@ -89,6 +89,22 @@ func (s *Server) RestartWithNewHostKey(t *testing.T) {
 	s.start(t)
 }
 
+// sessionEnv is env with HOME set to a folder of the server's own. The login shell of a session
+// run by sshd reads ~/.bashrc, and the machine user's may do anything: root's runs pyenv's
+// rehash, which waits a minute for its lock in every session once a session killed with its
+// server (stop) has left that lock behind. A test node's home starts empty, like a new node's.
+func (s *Server) sessionEnv(t *testing.T) map[string]string {
+	home := filepath.Join(s.Dir, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home}
+	for k, v := range s.env {
+		env[k] = v
+	}
+	return env
+}
+
 func (s *Server) newHostKey(t *testing.T) {
 	pemBytes, signer := newKey(t)
 	write(t, filepath.Join(s.Dir, "host_ed25519"), pemBytes, 0o600)
@@ -105,7 +121,7 @@ func (s *Server) start(t *testing.T) {
 		s.Port = l.Addr().(*net.TCPAddr).Port
 		l.Close()
 	}
-	config := Config(s.Addr(), filepath.Join(s.Dir, "host_ed25519"), filepath.Join(s.Dir, "authorized_keys")) + SetEnv(s.env)
+	config := Config(s.Addr(), filepath.Join(s.Dir, "host_ed25519"), filepath.Join(s.Dir, "authorized_keys")) + SetEnv(s.sessionEnv(t))
 	if s.noSFTP {
 		config = strings.Replace(config, "Subsystem sftp internal-sftp\n", "", 1)
 	}
@@ -191,7 +207,8 @@ LogLevel ERROR
 `, addr, hostKey, authorizedKeys)
 }
 
-// SetEnv is the sshd_config line setting env in every session ("" for none).
+// SetEnv is the sshd_config line setting env in every session ("" for none). sshd reads only
+// the first SetEnv line, so every variable goes on this one.
 func SetEnv(env map[string]string) string {
 	if len(env) == 0 {
 		return ""
