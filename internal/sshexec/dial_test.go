@@ -3,7 +3,6 @@ package sshexec_test
 import (
 	"context"
 	"errors"
-	"os/user"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func dial(t *testing.T, sshd *testsshd.Server, keys pins) (*sshexec.Client, erro
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sshexec.Config{User: currentUser(t), Signer: signer, Keys: keys, Timeout: 10 * time.Second}
+	cfg := sshexec.Config{User: testsshd.User(t), Signer: signer, Keys: keys, Timeout: 10 * time.Second}
 	return sshexec.Dial(context.Background(), cfg, sshd.Addr())
 }
 
@@ -70,15 +69,6 @@ func TestDialTrustsOnlyPinnedKeys(t *testing.T) {
 }
 
 // currentUser is the user the test's sshd accepts: the one running the tests.
-func currentUser(t *testing.T) string {
-	t.Helper()
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Username
-}
-
 // TestLostConnectionIsNotAnExit: a node that goes down under a command (a reboot, a power cut)
 // is a lost connection, which the steps wait out, never mistaken for the command's failure;
 // a command that exits non-zero is not a lost connection.

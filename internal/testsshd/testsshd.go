@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -43,6 +44,17 @@ type Server struct {
 
 // Addr is host:port.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+
+// User is the user a test server accepts ClientKeyFile for: the one running the test (root in
+// CI).
+func User(t testing.TB) string {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Username
+}
 
 // Start starts sshd, accepting ClientKeyFile for the current user (root in CI).
 func Start(t *testing.T) *Server { return StartWithEnv(t, nil) }

@@ -2,7 +2,6 @@ package testsshd_test
 
 import (
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,7 +40,7 @@ func run(t *testing.T, sshd *testsshd.Server, command string) string {
 		t.Fatal(err)
 	}
 	c, err := ssh.Dial("tcp", sshd.Addr(), &ssh.ClientConfig{
-		User:            currentUser(t),
+		User:            testsshd.User(t),
 		Auth:            []ssh.AuthMethod{ssh.PublicKeys(signer)},
 		HostKeyCallback: ssh.FixedHostKey(sshd.HostKey),
 		Timeout:         10 * time.Second,
@@ -60,13 +59,4 @@ func run(t *testing.T, sshd *testsshd.Server, command string) string {
 		t.Fatalf("%s: %v: %s", command, err, out)
 	}
 	return strings.TrimSpace(string(out))
-}
-
-func currentUser(t *testing.T) string {
-	t.Helper()
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Username
 }
