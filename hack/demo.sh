@@ -12,6 +12,11 @@
 # KEEP=1 leaves it all running afterwards (a playground) and prints the kubectl and argo
 # commands to explore it and the ssh commands to log in to each server; `make demo-down` (hack/demo.sh down) stops it.
 #
+# CLUSTER=real makes a real cluster instead: the real kubespray (built from ../shared/third_party)
+# installs Kubernetes on two servers through the controller and Argo, offline from the site's
+# mirror (the end-to-end suite's TestRealClusterUnderArgo, about an hour under emulation), and
+# leaves it running with the commands to use its kubeconfig; `make demo-down` stops it.
+#
 # Without root (network namespaces and containers need it): the controller on a local control
 # plane, with an Argo stand-in driving the Workflows' status (hack/demo-standin.sh).
 set -euo pipefail
@@ -51,6 +56,26 @@ narrate() {
   sed -un -e 's/^ *[a-z0-9_]*_test.go:[0-9]*: ==> /  /p' -e '/^--- /p' -e '/^\(ok\|FAIL\)/p'
 }
 
+# The test the demo runs, how long it takes, and what it needs besides the node.
+demo_test='^TestEndToEnd$' demo_time="about 12 minutes"
+case "${CLUSTER:-}" in
+"") ;;
+real)
+  KEEP=1 demo_test='^TestRealClusterUnderArgo$' demo_time="about an hour under emulation"
+  images="$(hack/kubespray-image.sh v2.30.0)"
+  downloads="$(hack/kubespray-downloads.sh)"
+  if [ -z "$images" ] || [ -z "$downloads" ]; then
+    echo "demo: CLUSTER=real needs kubespray's image and downloads, built from ../shared/third_party, which is absent" >&2
+    exit 1
+  fi
+  export BPA_REAL_CLUSTER=1 BPA_KUBESPRAY_IMAGES="$images" BPA_KUBESPRAY_DOWNLOADS="$downloads"
+  ;;
+*)
+  echo "demo: CLUSTER=$CLUSTER: want CLUSTER=real, or nothing for the quick demo" >&2
+  exit 2
+  ;;
+esac
+
 if [ "${KEEP:-0}" = 1 ]; then
   if [ -f "$playground/pid" ] && kill -0 "$(cat "$playground/pid")" 2>/dev/null; then
     echo "demo: a playground is already running:"
@@ -58,9 +83,9 @@ if [ "${KEEP:-0}" = 1 ]; then
     exit 0
   fi
   rm -rf "$playground" && mkdir -p "$playground"
-  echo "=== the end-to-end flow, then a playground left running (about 12 minutes; log: $playground/demo.log)"
+  echo "=== the end-to-end flow, then a playground left running ($demo_time; log: $playground/demo.log)"
   BPA_PLAYGROUND="$playground" KUBEBUILDER_ASSETS="$PWD/bin/k8s" setsid go test -tags e2e -count=1 -v -timeout 0 \
-    -run '^TestEndToEnd$' ./test/e2e/ >"$playground/demo.log" 2>&1 </dev/null &
+    -run "$demo_test" ./test/e2e/ >"$playground/demo.log" 2>&1 </dev/null &
   echo $! >"$playground/pid"
   while [ ! -f "$playground/ready" ]; do
     if ! kill -0 "$(cat "$playground/pid")" 2>/dev/null; then

@@ -44,7 +44,9 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
@@ -113,6 +115,35 @@ type suite struct {
 	kubeadm string
 	// clusterKey is the site's SSH private key (PEM): the hosts' admin user accepts it.
 	clusterKey []byte
+	// site is the site's network, its servers on it.
+	site *testvm.Site
+	// wait bounds each stage (eventually): stageWait unless a test says.
+	wait time.Duration
+}
+
+// siteConfig is the site a test runs on: its servers (virtual machines), and the kubespray
+// the node runs. Without a real kubespray image the node runs the stand-in (test/e2e/kubespray),
+// and each server stands in for a cluster's node: the suite's API server is "the new
+// cluster", relayed to each server's address.
+type siteConfig struct {
+	machines []testvm.Spec
+	options  []testvm.SiteOption
+	// kubespray is the archive of the real kubespray's image (hack/kubespray-image.sh), and
+	// downloads the build of everything it downloads (hack/kubespray-downloads.sh), which the
+	// site's mirror serves.
+	kubespray, downloads string
+}
+
+// real says whether the site runs the real kubespray.
+func (c siteConfig) real() bool { return c.kubespray != "" }
+
+// standInSite is TestEndToEnd's site: three small servers and kubespray's stand-in.
+func standInSite() siteConfig {
+	var specs []testvm.Spec
+	for _, n := range []string{"node-1", "node-2", "node-3"} {
+		specs = append(specs, testvm.Spec{Name: n, CPUs: 1, MemoryMiB: 1024})
+	}
+	return siteConfig{machines: specs}
 }
 
 func TestEndToEnd(t *testing.T) {
@@ -120,7 +151,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal("the end-to-end suite needs root (network namespaces, containers)")
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	s := setUp(t)
+	s := setUp(t, standInSite())
 
 	// The cluster: master-1 and worker-1, with a KUD plugin.
 	p := &bpav1.Provisioning{
@@ -348,14 +379,16 @@ func TestEndToEnd(t *testing.T) {
 	s.waitSoftwareReady(sw, 6, 2)
 
 	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
-		s.keep(dir)
+		s.keep(dir, p.Name, nil)
 	}
 }
 
-// keep leaves everything running for `make demo KEEP=1`: it writes the admin kubeconfig and the
-// commands to explore into dir, says it is ready, and waits until `make demo-down` creates
-// dir/stop. The test's cleanups then stop every process and remove every namespace and mount.
-func (s *suite) keep(dir string) {
+// keep leaves everything running for `make demo KEEP=1` (and `make demo CLUSTER=real`): it
+// writes the admin kubeconfig and the commands to explore into dir, with the real cluster's
+// kubeconfig when kubespray made one (realKubeconfig), says it is ready, and waits until
+// `make demo-down` creates dir/stop. The test's cleanups then stop every process and remove
+// every namespace and mount.
+func (s *suite) keep(dir, provisioning string, realKubeconfig []byte) {
 	s.t.Helper()
 	must(s.t, os.MkdirAll(dir, 0o755))
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -373,21 +406,32 @@ func (s *suite) keep(dir string) {
 		fmt.Fprintf(&logins, "  ssh -i %s -o UserKnownHostsFile=%s -o StrictHostKeyChecking=accept-new %s@%s   # %s\n",
 			key, filepath.Join(dir, "known_hosts"), testvm.AdminUser, h.IP, h.Name)
 	}
+	var real string
+	if realKubeconfig != nil {
+		file := filepath.Join(dir, "cluster-kubeconfig")
+		must(s.t, os.WriteFile(file, realKubeconfig, 0o600))
+		real = fmt.Sprintf(`
+The cluster kubespray made on the servers, through the kubeconfig fetch-kubeconfig stored
+(Secret %[2]s%[3]s, written to %[1]s):
+  bin/k8s/kubectl --kubeconfig %[1]s get nodes -o wide
+  bin/k8s/kubectl --kubeconfig %[1]s get pods -A
+`, file, cluster, bpav1.KubeconfigSecretSuffix)
+	}
 	help := fmt.Sprintf(`The playground is up: a local kube-apiserver, Argo's workflow-controller, the controller,
-and the site's three servers, virtual machines; cluster %[2]s is provisioned.
-
+and the site's %[8]d servers, virtual machines; cluster %[2]s is provisioned.
+%[9]s
 Log in to a server (the site's key; its admin user may sudo):
 %[6]s
   export KUBECONFIG=%[1]s
   bin/k8s/kubectl get provisionings,softwares,clusters -n %[3]s
-  bin/k8s/kubectl get provisioning e2e -n %[3]s -o yaml
+  bin/k8s/kubectl get provisioning %[7]s -n %[3]s -o yaml
   bin/k8s/kubectl get baremetalhosts -n %[3]s
   bin/k8s/argo list -n %[3]s -l %[4]s=%[2]s
   bin/k8s/argo get -n %[3]s @latest
-  bin/k8s/kubectl annotate provisioning e2e -n %[3]s %[5]s=$(date +%%s)   # run it again
+  bin/k8s/kubectl annotate provisioning %[7]s -n %[3]s %[5]s=$(date +%%s)   # run it again
 
 Stop it all with: make demo-down
-`, kubeconfig, cluster, namespace, bpav1.WorkflowClusterLabel, bpav1.RerunAnnotation, logins.String())
+`, kubeconfig, cluster, namespace, bpav1.WorkflowClusterLabel, bpav1.RerunAnnotation, logins.String(), provisioning, len(s.hosts), real)
 	must(s.t, os.WriteFile(filepath.Join(dir, "README"), []byte(help), 0o644))
 	must(s.t, os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644))
 	say(s.t, "playground ready; waiting for %s/stop", dir)
@@ -405,7 +449,7 @@ Stop it all with: make demo-down
 	}
 }
 
-func setUp(t *testing.T) *suite {
+func setUp(t *testing.T, cfg siteConfig) *suite {
 	t.Helper()
 	root := testenv.RepoRoot()
 	argoController := filepath.Join(root, "bin", "k8s", "workflow-controller")
@@ -427,7 +471,7 @@ func setUp(t *testing.T) *suite {
 			_ = os.RemoveAll(scratch)
 		}
 	})
-	s := &suite{t: t, scratch: scratch, argoCLI: argoCLI}
+	s := &suite{t: t, scratch: scratch, argoCLI: argoCLI, wait: stageWait}
 
 	say(t, "starting kube-apiserver and etcd")
 	certDir := t.TempDir()
@@ -464,8 +508,15 @@ func setUp(t *testing.T) *suite {
 	signer, err := ssh.ParsePrivateKey(clusterKey)
 	must(t, err)
 	s.clusterKey = clusterKey
-	say(t, "booting the site's servers: 3 virtual machines (QEMU, Debian 12, 1 CPU and 1 GiB each) on a bridge, dnsmasq handing out addresses by MAC")
-	site := bootSite(t, imageDir, []string{"node-1", "node-2", "node-3"}, signer.PublicKey())
+	var sizes []string
+	for _, m := range cfg.machines {
+		sizes = append(sizes, fmt.Sprintf("%s %d CPU %d MiB", m.Name, m.CPUs, m.MemoryMiB))
+	}
+	say(t, "booting the site's servers: %d virtual machines (QEMU, Debian 12; %s) on a bridge, dnsmasq handing out addresses by MAC",
+		len(cfg.machines), strings.Join(sizes, ", "))
+	site := testvm.NewSite(t, siteSubnet, cfg.machines, cfg.options...)
+	site.Boot(t, testvm.ImageIn(imageDir), signer.PublicKey())
+	s.site = site
 	must(t, s.c.Create(ctx(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: cluster + "-ssh-key", Namespace: namespace},
 		Type:       corev1.SecretTypeSSHAuth,
@@ -476,22 +527,30 @@ func setUp(t *testing.T) *suite {
 	}
 
 	say(t, "starting the node: containerd, runc and a kubelet in a network namespace on the site; kube-scheduler")
-	s.node = startNode(site, t, env, certDir, filepath.Join(s.scratch, "node"), images)
-
-	// The "new cluster" is the local API server: kubeadm's admin.conf on each master (where
-	// kubespray's stand-in finds it) is its admin's. Each host's address relays to the API
-	// server (systemd's socket proxy to the suite's relay), whose certificate is for localhost.
-	apiURL, err := url.Parse(env.Config.Host)
-	must(t, err)
-	newCluster, err := clientcmd.Load(adminKubeconfig)
-	must(t, err)
-	for _, c := range newCluster.Clusters {
-		c.TLSServerName = "localhost"
+	archives := []string{images}
+	if cfg.real() {
+		archives = append(archives, cfg.kubespray)
 	}
-	newClusterRaw, err := clientcmd.Write(*newCluster)
-	must(t, err)
+	s.node = startNode(site, t, env, certDir, filepath.Join(s.scratch, "node"), archives...)
+
 	repo := serveRepository(t, site)
-	s.hosts = prepareHosts(t, site, signer, repo, s.node.IP, newClusterRaw, apiURL.Port(), relay(t, site, apiURL.Host))
+	var standIn *standInCluster
+	if !cfg.real() {
+		// The "new cluster" is the local API server: kubeadm's admin.conf on each master (where
+		// kubespray's stand-in finds it) is its admin's. Each host's address relays to the API
+		// server (systemd's socket proxy to the suite's relay), whose certificate is for localhost.
+		apiURL, err := url.Parse(env.Config.Host)
+		must(t, err)
+		newCluster, err := clientcmd.Load(adminKubeconfig)
+		must(t, err)
+		for _, c := range newCluster.Clusters {
+			c.TLSServerName = "localhost"
+		}
+		newClusterRaw, err := clientcmd.Write(*newCluster)
+		must(t, err)
+		standIn = &standInCluster{adminConf: newClusterRaw, apiPort: apiURL.Port(), apiRelay: relay(t, site, apiURL.Host)}
+	}
+	s.hosts = prepareHosts(t, site, signer, repo, s.node.IP, standIn)
 	var answered []string
 	for _, h := range s.hosts {
 		answered = append(answered, fmt.Sprintf("%s %.0f s", h.Name, h.Answered.Sub(h.Booted).Seconds()))
@@ -557,8 +616,14 @@ func setUp(t *testing.T) *suite {
 	// kubespray's mirror variables are set), and the KUD plugin's manifest and kubespray's files
 	// come from the site's mirror, serve-files' handler on the node's address.
 	mirror := s.node.serveHandler(t, "8080", &fileserver.Handler{Registry: registry})
-	s.kubeadm = strings.Repeat("kubeadm-", 32<<10)
-	s.uploadFileSet("kubespray:v2.28.0", map[string]string{"dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm": s.kubeadm})
+	if cfg.real() {
+		// Everything the real kubespray downloads, built here, uploaded as an operator does.
+		testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: s.registry.Addr, Username: s.registry.Username, Password: s.registry.Password, CAFile: s.registry.CAFile},
+			cfg.downloads, filepath.Join(s.scratch, "upload-state"))
+	} else {
+		s.kubeadm = strings.Repeat("kubeadm-", 32<<10)
+		s.uploadFileSet("kubespray:v2.28.0", map[string]string{"dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm": s.kubeadm})
+	}
 	s.uploadFileSet("kud-plugins:e2e", map[string]string{"multus.yaml": pluginManifest})
 
 	say(t, "starting bpa-workflow-controller")
@@ -566,6 +631,11 @@ func setUp(t *testing.T) *suite {
 	must(t, err)
 	opts := compile.DefaultOptions(plugins)
 	opts.StepImage, opts.KubesprayImage, opts.KubectlImage = stepImage, kubesprayImage, kubectlImage
+	if cfg.real() {
+		// Its files as UploadDownloads uploaded them (the set the image's tag would name).
+		opts.KubesprayImage = s.node.image(t, "/kubespray:"+testcluster.KubesprayVersion)
+		opts.OfflineKubesprayFiles = testkubespray.FileSet
+	}
 	// resolve-leases reads the lease file dnsmasq wrote (the BareMetalHosts carry no IPs),
 	// mounted from the node.
 	opts.LeaseFile, opts.LeaseFormat = site.LeaseFile, leases.FormatDnsmasq
@@ -767,7 +837,7 @@ func (s *suite) checkPluginApplied() {
 
 func (s *suite) eventually(what string, cond func() error) {
 	s.t.Helper()
-	deadline := time.Now().Add(stageWait)
+	deadline := time.Now().Add(s.wait)
 	for {
 		select {
 		case <-s.argoDone:
@@ -779,7 +849,7 @@ func (s *suite) eventually(what string, cond func() error) {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("%s: not within %s: %v", what, stageWait, err)
+			s.t.Fatalf("%s: not within %s: %v", what, s.wait, err)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

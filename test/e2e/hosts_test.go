@@ -35,6 +35,8 @@ type testHost struct {
 	ssh *ssh.Client
 	// Answered is when it first answered SSH.
 	Answered time.Time
+	// HostKey is the host key it presented then.
+	HostKey ssh.PublicKey
 }
 
 // siteSubnet is the site network's /24; the test's side is .1, the node .3, the hosts .11 on.
@@ -48,25 +50,20 @@ const bootWait = 5 * time.Minute
 // installs. jq 1.5 is what every host has before the first Software (prepareHosts installs it).
 var e2ePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Name: "jq", Version: "1.5-1"}, {Name: "jq", Version: "1.6-2"}, {Name: "nano", Version: "7.2-1"}, {Name: "tmux", Version: "3.3a-3"}}
 
-// bootSite creates the site's network (a bridge in a namespace with no name, dnsmasq handing
-// each host's MAC its address) and starts booting the hosts; prepareHosts waits for them.
-func bootSite(t *testing.T, imageDir string, names []string, key ssh.PublicKey) *testvm.Site {
-	t.Helper()
-	var specs []testvm.Spec
-	for _, n := range names {
-		specs = append(specs, testvm.Spec{Name: n, CPUs: 1, MemoryMiB: 1024})
-	}
-	site := testvm.NewSite(t, siteSubnet, specs)
-	site.Boot(t, testvm.ImageIn(imageDir), key)
-	return site
+// standInCluster is what kubespray's stand-in needs on each host to stand in for a cluster's
+// node: the "new cluster's" admin.conf, and its API server relayed to the host's address on
+// apiPort (from apiRelay, the suite's relay to its API server).
+type standInCluster struct {
+	adminConf         []byte
+	apiPort, apiRelay string
 }
 
 // prepareHosts logs in to each host once it has booted and makes it a host of this site, as
 // the site's user data and network would: its apt sources are the site's repository (Debian's
 // are out of reach), jq 1.5 is installed, its route to the pod network goes through the node,
-// apt's hooks can be made to fail (failOnce), the "new cluster's" API server answers on its
-// address (newClusterAPI), and kubespray's stand-in finds its admin.conf and offline marker.
-func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo, nodeIP string, adminConf []byte, apiPort, apiRelay string) []*testHost {
+// and apt's hooks can be made to fail (failOnce). With standIn, each host also stands in for a
+// cluster's node for kubespray's stand-in.
+func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo, nodeIP string, standIn *standInCluster) []*testHost {
 	t.Helper()
 	machines := site.Machines()
 	hosts := make([]*testHost, len(machines))
@@ -78,14 +75,14 @@ func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo, node
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), bootWait)
 			defer cancel()
-			c, _, err := m.Dial(ctx, testvm.AdminUser, signer)
+			c, key, err := m.Dial(ctx, testvm.AdminUser, signer)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			h := &testHost{Machine: m, ssh: c, Answered: time.Now()}
+			h := &testHost{Machine: m, ssh: c, Answered: time.Now(), HostKey: key}
 			hosts[i] = h
-			errs[i] = h.prepare(repo, nodeIP, adminConf, apiPort, apiRelay)
+			errs[i] = h.prepare(repo, nodeIP, standIn)
 		}()
 	}
 	wg.Wait()
@@ -98,22 +95,26 @@ func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo, node
 	return hosts
 }
 
-func (h *testHost) prepare(repo, nodeIP string, adminConf []byte, apiPort, apiRelay string) error {
-	steps := []struct {
+func (h *testHost) prepare(repo, nodeIP string, standIn *standInCluster) error {
+	type step struct {
 		what, command string
 		stdin         []byte
-	}{
+	}
+	steps := []step{
 		{"the site's apt repository", "sudo -n rm -f /etc/apt/sources.list /etc/apt/sources.list.d/debian.sources && " +
 			"sudo -n install -m 0644 /dev/stdin /etc/apt/sources.list.d/site.list", []byte("deb [trusted=yes] " + repo + " ./\n")},
 		{"apt's failure hooks", "sudo -n install -d " + failureDir + " && sudo -n install -m 0644 /dev/stdin /etc/apt/apt.conf.d/99bpa-e2e-failures", []byte(aptFailureHooks())},
 		{"jq 1.5", "sudo -n apt-get update -qq && sudo -n DEBIAN_FRONTEND=noninteractive apt-get install -qq -y jq=1.5-1 >/dev/null", nil},
 		{"the route to the pods", "sudo -n ip route replace " + podSubnet + " via " + nodeIP, nil},
-		// The "new cluster" is the suite's API server: systemd's own socket proxy relays the
-		// host's address to it, as if it ran there.
-		{"the new cluster's API server", "sudo -n systemd-run --quiet --unit=bpa-e2e-new-cluster --socket-property=ListenStream=" + net.JoinHostPort(h.IP, apiPort) +
-			" /usr/lib/systemd/systemd-socket-proxyd " + apiRelay, nil},
-		{"kubespray's stand-in", "sudo -n install -d -m 0755 /etc/kubernetes/stand-in && sudo -n touch /etc/kubernetes/stand-in/offline && " +
-			"sudo -n install -m 0600 /dev/stdin /etc/kubernetes/stand-in/admin.conf", adminConf},
+	}
+	if standIn != nil {
+		steps = append(steps,
+			// The "new cluster" is the suite's API server: systemd's own socket proxy relays the
+			// host's address to it, as if it ran there.
+			step{"the new cluster's API server", "sudo -n systemd-run --quiet --unit=bpa-e2e-new-cluster --socket-property=ListenStream=" + net.JoinHostPort(h.IP, standIn.apiPort) +
+				" /usr/lib/systemd/systemd-socket-proxyd " + standIn.apiRelay, nil},
+			step{"kubespray's stand-in", "sudo -n install -d -m 0755 /etc/kubernetes/stand-in && sudo -n touch /etc/kubernetes/stand-in/offline && " +
+				"sudo -n install -m 0600 /dev/stdin /etc/kubernetes/stand-in/admin.conf", standIn.adminConf})
 	}
 	for _, s := range steps {
 		if _, err := h.runInput(s.command, s.stdin); err != nil {
@@ -121,6 +122,13 @@ func (h *testHost) prepare(repo, nodeIP string, adminConf []byte, apiPort, apiRe
 		}
 	}
 	return nil
+}
+
+// addSource adds an apt source (its sources.list line) to the host's, under name, and refreshes
+// its index.
+func (h *testHost) addSource(name, line string) error {
+	_, err := h.runInput("sudo -n install -m 0644 /dev/stdin /etc/apt/sources.list.d/"+name+".list && sudo -n apt-get update -qq", []byte(line+"\n"))
+	return err
 }
 
 // run runs command on the host and returns its stdout; an error carries its stderr.

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
@@ -35,17 +35,7 @@ import (
 // kubespray will check it against; and the control plane's and network's images, pulled from
 // the mirror by containerd, run.
 func TestKubesprayDownloadsFromTheSiteMirror(t *testing.T) {
-	built := os.Getenv("BPA_KUBESPRAY_DOWNLOADS")
-	var archive string
-	for _, a := range strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES")) {
-		if strings.Contains(filepath.Base(a), "-"+testcluster.KubesprayVersion+"-") {
-			archive = a
-		}
-	}
-	if built == "" || archive == "" {
-		t.Skip("kubespray's downloads or its " + testcluster.KubesprayVersion + " image are not built: ../shared/third_party is absent " +
-			"(hack/kubespray-downloads.sh and hack/kubespray-image.sh build them when it is there)")
-	}
+	archive, built := testkubespray.TestClusterBuild(t)
 	if os.Geteuid() != 0 {
 		t.Fatal("containers need root")
 	}
@@ -61,20 +51,8 @@ func TestKubesprayDownloadsFromTheSiteMirror(t *testing.T) {
 	must(t, err)
 	srv := httptest.NewServer(&fileserver.Handler{Registry: client})
 	t.Cleanup(srv.Close)
-	t.Setenv("BPA_REGISTRY_PASSWORD", reg.Password)
-	upload := func(args ...string) {
-		t.Helper()
-		start := time.Now()
-		var out, errb bytes.Buffer
-		args = append(append([]string{"upload"}, args...), "--registry", reg.Addr+"/site", "--username", reg.Username, "--ca-file", reg.CAFile)
-		if code := cli.ExecuteContext(ctx(), args, &out, &errb); code != 0 {
-			t.Fatalf("%s: exit %d: %s", strings.Join(args[:2], " "), code, errb.String())
-		}
-		say(t, "downloads: %s in %s: %d lines", strings.Join(args[:2], " "), time.Since(start).Round(time.Second), strings.Count(out.String(), "\n"))
-	}
-	set := "kubespray:" + testcluster.KubesprayVersion
-	upload("file-set", set, filepath.Join(built, "files"), "--state-dir", filepath.Join(dir, "upload-state"))
-	upload("images", "--from", filepath.Join(built, "images.list"))
+	testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile},
+		built, filepath.Join(dir, "upload-state"))
 
 	vars, err := testcluster.Vars(built)
 	must(t, err)

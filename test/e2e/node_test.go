@@ -83,7 +83,7 @@ func (n *testNode) stepLogs(namespace, workflow string) string {
 // startNode starts the node on the site with the images of archive, registers it with the API
 // server and waits until it is Ready. Everything it starts is stopped, every mount it leaves
 // unmounted and every namespace removed when the test ends.
-func startNode(site *testvm.Site, t *testing.T, env *testenv.Env, certDir, dir, archive string) *testNode {
+func startNode(site *testvm.Site, t *testing.T, env *testenv.Env, certDir, dir string, archives ...string) *testNode {
 	t.Helper()
 	root := testenv.RepoRoot()
 	bin := filepath.Join(root, "bin", "k8s")
@@ -117,12 +117,12 @@ func startNode(site *testvm.Site, t *testing.T, env *testenv.Env, certDir, dir, 
 	t.Cleanup(func() { l.Close() })
 	go forward(l, func() (net.Conn, error) { return net.Dial("tcp", apiURL.Host) })
 
-	n.startContainerd(t, archive)
+	n.startContainerd(t, archives)
 	n.startKubelet(t, env)
 	startScheduler(t, env, dir)
 	startControllerManager(t, env, certDir, dir)
 
-	s := &suite{t: t, c: env.Client}
+	s := &suite{t: t, c: env.Client, wait: stageWait}
 	s.eventually("node "+n.Name+" Ready", func() error {
 		node := &corev1.Node{}
 		if err := env.Client.Get(ctx(), client.ObjectKey{Name: n.Name}, node); err != nil {
@@ -140,7 +140,7 @@ func startNode(site *testvm.Site, t *testing.T, env *testenv.Env, certDir, dir, 
 	return n
 }
 
-func (n *testNode) startContainerd(t *testing.T, archive string) {
+func (n *testNode) startContainerd(t *testing.T, archives []string) {
 	t.Helper()
 	cni := filepath.Join(n.dir, "cni")
 	must(t, os.MkdirAll(cni, 0o755))
@@ -198,9 +198,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		time.Sleep(100 * time.Millisecond)
 	}
 	start := time.Now()
-	out, err := exec.Command("ctr", "--address", n.containerd, "--namespace", "k8s.io", "images", "import", archive).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ctr images import %s: %v\n%s", archive, err, out)
+	for _, archive := range archives {
+		out, err := exec.Command("ctr", "--address", n.containerd, "--namespace", "k8s.io", "images", "import", archive).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ctr images import %s: %v\n%s", archive, err, out)
+		}
 	}
 	list, err := exec.Command("ctr", "--address", n.containerd, "--namespace", "k8s.io", "images", "list", "--quiet").Output()
 	must(t, err)
@@ -210,6 +212,18 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		}
 	}
 	say(t, "node: containerd imported %d images in %.1f s: %s", len(n.images), time.Since(start).Seconds(), strings.Join(n.images, ", "))
+}
+
+// image is the name of the node's image whose name holds part.
+func (n *testNode) image(t *testing.T, part string) string {
+	t.Helper()
+	for _, name := range n.images {
+		if strings.Contains(name, part) {
+			return name
+		}
+	}
+	t.Fatalf("the node has no image named like %q: %v", part, n.images)
+	return ""
 }
 
 func (n *testNode) startKubelet(t *testing.T, env *testenv.Env) {

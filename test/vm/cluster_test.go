@@ -4,7 +4,6 @@ package vm_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
@@ -38,35 +39,24 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
 
-// slowNodes are the site-level settings kubespray offers for slow nodes, as a site of
-// emulated servers (TCG, 15–30 times slower than the host) needs them: kubeadm init and join
-// given longer than their defaults (300 s, 120 s, and 60 s of discovery).
-var slowNodes = map[string]bpav1.ExtraVarValue{
-	"kubeadm_init_timeout": bpav1.ExtraVar("1800s"),
-	"kubeadm_join_timeout": bpav1.ExtraVar("1200s"),
-	"discovery_timeout":    bpav1.ExtraVar("600s"),
-}
-
 // TestRealClusterOnVirtualMachines: the real kubespray's whole cluster.yml installs Kubernetes
 // on the site's machines, offline from the site's mirror (everything it downloads built here,
 // uploaded with the product's upload commands, served by its file server), run as
 // run-kubespray runs it; fetch-kubeconfig stores the real admin kubeconfig, and through it
 // every node is Ready and CoreDNS answers. Under TCG this takes the better part of an hour:
-// make e2e-cluster runs it (BPA_REAL_CLUSTER=1), make test does not.
+// make e2e-cluster runs it (BPA_REAL_CLUSTER=1; "ready" ends it there, once it has recorded
+// its figure), make test does not.
 func TestRealClusterOnVirtualMachines(t *testing.T) {
 	if os.Getenv("BPA_REAL_CLUSTER") == "" {
 		t.Skip("a whole cluster.yml on emulated machines takes the better part of an hour: make e2e-cluster runs it (BPA_REAL_CLUSTER=1)")
 	}
-	built := os.Getenv("BPA_KUBESPRAY_DOWNLOADS")
-	if built == "" || os.Getenv("BPA_KUBESPRAY_IMAGES") == "" {
-		t.Skip("kubespray's image or its downloads are not built: ../shared/third_party is absent (make e2e-cluster builds them when it is there)")
-	}
+	_, built := testkubespray.TestClusterBuild(t)
 	start := time.Now()
 	// A master (kubeadm's preflight wants 2 CPUs), a worker, and a spare racked later: the
 	// worker the Provisioning adds.
 	s := startVMSite(t, "10.254.0", []testvm.Spec{
 		{Name: "vm-master", CPUs: 2, MemoryMiB: 3072}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 2048}, {Name: "vm-worker2", CPUs: 1, MemoryMiB: 2048},
-	}, slowNodes,
+	}, testkubespray.SlowNodes(),
 		// Kubernetes' network plugin finds its interface by the default route.
 		testvm.WithGateway())
 	ctx := context.Background()
@@ -79,10 +69,11 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 	inventory, extraVars := renderOffline(t, s.p, s.addressed, mirror, built)
 	t.Logf("the site is ready for kubespray in %.0f s: the machines booted, placed, addressed, their keys pinned; its mirror serves kubespray's packages, files and images", time.Since(start).Seconds())
 
-	out := runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, kubesprayRun{Playbook: "cluster.yml", MayFail: true})
+	byHand := time.Now()
+	out := runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, testkubespray.Playbook{Path: "cluster.yml", MayFail: true})
 	for _, host := range []string{"master", "worker"} {
-		if !okRecap(out, host) {
-			t.Fatalf("the real cluster.yml on %s:\n%s\n%s", host, failuresOf(out), lastLinesOf(out, 30))
+		if !testkubespray.OKRecap(out, host) {
+			t.Fatalf("the real cluster.yml on %s:\n%s\n%s", host, testkubespray.Failures(out), testkubespray.LastLines(out, 30))
 		}
 	}
 
@@ -107,8 +98,19 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the real cluster, apply to Ready: %.0f s in all; through the stored kubeconfig: %s",
-		time.Since(start).Seconds(), waitForNodes(t, cluster, "after cluster.yml", "master", "worker"))
+	ready := testkubespray.WaitForNodes(t, cluster, "through the stored kubeconfig, after cluster.yml", "master", "worker")
+	// The figure the run through the controller and Argo is compared with: kubespray by hand,
+	// from the start of cluster.yml until every node is Ready.
+	hand := testkubespray.HandRun{Seconds: time.Since(byHand).Seconds(), Kubespray: testcluster.KubesprayVersion, Measured: time.Now()}
+	if err := testkubespray.RecordHandRun(hand); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the real cluster: cluster.yml to Ready %.0f s, %.0f s in all; through the stored kubeconfig: %s",
+		hand.Seconds, time.Since(start).Seconds(), ready)
+	if os.Getenv("BPA_REAL_CLUSTER") == "ready" {
+		t.Log("BPA_REAL_CLUSTER=ready: the run ends with the cluster Ready (the plugin, Software, the added worker and the removals are not run)")
+		return
+	}
 
 	kudPluginIntoTheCluster(t, s, sec.Data[bpav1.KubeconfigSecretKey], cluster)
 	softwareOnTheNodes(t, s)
@@ -122,19 +124,19 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 	s.nextGeneration(t, nil)
 	inventory, extraVars = renderOffline(t, s.p, s.addressed, mirror, built)
 	scale := runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker2"}}
-	out = runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, kubesprayRun{Plan: &scale, MayFail: true})
-	if !okRecap(out, "worker2") {
-		t.Fatalf("the real scale.yml --limit=worker2:\n%s\n%s", failuresOf(out), lastLinesOf(out, 30))
+	out = runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, testkubespray.Playbook{Plan: &scale, MayFail: true})
+	if !testkubespray.OKRecap(out, "worker2") {
+		t.Fatalf("the real scale.yml --limit=worker2:\n%s\n%s", testkubespray.Failures(out), testkubespray.LastLines(out, 30))
 	}
 	t.Logf("a worker added, rack to Ready: %.0f s; %s", time.Since(added).Seconds(),
-		waitForNodes(t, cluster, "after scale.yml", "master", "worker", "worker2"))
+		testkubespray.WaitForNodes(t, cluster, "after scale.yml", "master", "worker", "worker2"))
 
 	// The added worker removed while it runs: reset, drained and deleted by the real
 	// remove-node.yml, with what check-leaving-nodes chose for a node that answers.
 	removed := time.Now()
 	s.removeWorker(t, "worker2", mirror, built, false)
 	t.Logf("a live worker removed: %.0f s; %s", time.Since(removed).Seconds(),
-		waitForNodes(t, cluster, "after remove-node.yml", "master", "worker"))
+		testkubespray.WaitForNodes(t, cluster, "after remove-node.yml", "master", "worker"))
 	if got := testvm.Run(t, s.clients[worker2.Name], "systemctl is-active kubelet || true"); strings.TrimSpace(got) == "active" {
 		t.Errorf("after remove-node.yml the removed worker still runs a kubelet: %q", got)
 	}
@@ -145,26 +147,7 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 	removed = time.Now()
 	s.removeWorker(t, "worker", mirror, built, true)
 	t.Logf("a powered-off worker removed: %.0f s; %s", time.Since(removed).Seconds(),
-		waitForNodes(t, cluster, "after remove-node.yml of the powered-off worker", "master"))
-}
-
-// waitForNodes waits up to 15 minutes for the cluster's nodes to be exactly names, every one
-// Ready, with CoreDNS available, and returns what it saw.
-func waitForNodes(t *testing.T, cluster kubernetes.Interface, when string, names ...string) string {
-	t.Helper()
-	var last string
-	deadline := time.Now().Add(15 * time.Minute)
-	for {
-		last = clusterState(context.Background(), cluster, names)
-		if strings.HasPrefix(last, "ready") || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Second)
-	}
-	if !strings.HasPrefix(last, "ready") {
-		t.Fatalf("through the stored kubeconfig, %s the cluster is not %v Ready within 15 minutes: %s", when, names, last)
-	}
-	return last
+		testkubespray.WaitForNodes(t, cluster, "after remove-node.yml of the powered-off worker", "master"))
 }
 
 // nextGeneration takes the Provisioning's changed spec through the steps before kubespray, as
@@ -221,12 +204,12 @@ func (s *vmSite) removeWorker(t *testing.T, label string, mirror *offline.Mirror
 	}
 	inventory, extraVars := renderOffline(t, s.p, s.addressed, mirror, built)
 	remove := runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{label}}
-	out := runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, kubesprayRun{
+	out := runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, testkubespray.Playbook{
 		Plan: &remove, MayFail: true,
 		Files: map[string][]byte{filepath.Join(steps.InputsDir, runkubespray.RemovalVarsFile): chosen},
 	})
-	if !okRecap(out, "master") || (!down && !okRecap(out, label)) {
-		t.Fatalf("the real remove-node.yml of %s with %s:\n%s\n%s", label, chosen, failuresOf(out), lastLinesOf(out, 30))
+	if !testkubespray.OKRecap(out, "master") || (!down && !testkubespray.OKRecap(out, label)) {
+		t.Fatalf("the real remove-node.yml of %s with %s:\n%s\n%s", label, chosen, testkubespray.Failures(out), testkubespray.LastLines(out, 30))
 	}
 }
 
@@ -318,49 +301,4 @@ func softwareOnTheNodes(t *testing.T, s *vmSite) {
 			t.Errorf("after install-software, %s's dpkg says %q, want %s", label, got, want[label])
 		}
 	}
-}
-
-// okRecap says whether ansible-playbook's recap has host at ok, unreachable and failed 0.
-func okRecap(out, host string) bool {
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && f[0] == host && f[1] == ":" && strings.HasPrefix(f[2], "ok=") && f[2] != "ok=0" &&
-			slices.Contains(f, "unreachable=0") && slices.Contains(f, "failed=0") {
-			return true
-		}
-	}
-	return false
-}
-
-// clusterState is "ready: ..." once the nodes are exactly names, all Ready, and CoreDNS has an
-// available replica, else what is not yet.
-func clusterState(ctx context.Context, c kubernetes.Interface, names []string) string {
-	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return "listing nodes: " + err.Error()
-	}
-	var states, have []string
-	ready := 0
-	for _, n := range nodes.Items {
-		have = append(have, n.Name)
-		state := "NotReady"
-		for _, cond := range n.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				state, ready = "Ready", ready+1
-			}
-		}
-		states = append(states, fmt.Sprintf("%s %s (%s)", n.Name, state, n.Status.NodeInfo.KubeletVersion))
-	}
-	slices.Sort(states)
-	dns, err := c.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
-	coredns := "CoreDNS: " + fmt.Sprint(err)
-	if err == nil {
-		coredns = fmt.Sprintf("CoreDNS %d/%d available", dns.Status.AvailableReplicas, dns.Status.Replicas)
-	}
-	summary := strings.Join(states, ", ") + "; " + coredns
-	slices.Sort(have)
-	if ready == len(names) && slices.Equal(have, slices.Sorted(slices.Values(names))) && err == nil && dns.Status.AvailableReplicas > 0 {
-		return "ready: " + summary
-	}
-	return summary
 }

@@ -3,12 +3,9 @@
 package vm_test
 
 import (
-	"bytes"
-	"context"
 	"maps"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,10 +13,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
@@ -41,14 +38,14 @@ func clusterThroughDownloads(t *testing.T, s *vmSite, built string) {
 	mirror := serveKubesprayDownloads(t, s.site, built)
 	inventory, extraVars := renderOffline(t, s.p, s.addressed, mirror, built)
 	clients := s.byLabel()
-	run := runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, kubesprayRun{
-		Playbook: strings.TrimPrefix(clusterPlaybookPath, "/kubespray/"),
-		Files:    map[string][]byte{clusterPlaybookPath: clusterPlaybook(t, "download")},
-		MayFail:  true,
+	run := runRealKubespray(t, s.env, s.ns, s.p, inventory, extraVars, s.keyFile, testkubespray.Playbook{
+		Path:    strings.TrimPrefix(clusterPlaybookPath, "/kubespray/"),
+		Files:   map[string][]byte{clusterPlaybookPath: clusterPlaybook(t, "download")},
+		MayFail: true,
 	})
 	for _, host := range []string{"master", "worker"} {
-		if !okRecap(run, host) {
-			t.Fatalf("cluster.yml through its downloads on %s:\n%s\n%s", host, failuresOf(run), lastLinesOf(run, 20))
+		if !testkubespray.OKRecap(run, host) {
+			t.Fatalf("cluster.yml through its downloads on %s:\n%s\n%s", host, testkubespray.Failures(run), testkubespray.LastLines(run, 20))
 		}
 	}
 	// What each machine now holds, as kubespray's download role left it in local_release_dir.
@@ -95,21 +92,6 @@ func clusterThroughDownloads(t *testing.T, s *vmSite, built string) {
 	}
 }
 
-// failuresOf is each failed task of ansible-playbook's output, with its task line.
-func failuresOf(out string) string {
-	var failed []string
-	task := ""
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "TASK ["):
-			task = line
-		case strings.HasPrefix(line, "fatal: ") || strings.HasPrefix(line, "failed: "):
-			failed = append(failed, task+"\n"+line)
-		}
-	}
-	return strings.Join(failed, "\n")
-}
-
 // serveKubesprayDownloads uploads the build of everything kubespray downloads
 // (hack/kubespray-downloads.sh's folder) into a site registry with the product's upload
 // commands, and serves it on the site network with the product's file server: the site's
@@ -121,17 +103,7 @@ func serveKubesprayDownloads(t *testing.T, site *testvm.Site, built string) *off
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("BPA_REGISTRY_PASSWORD", reg.Password)
-	var out, errb bytes.Buffer
-	for _, args := range [][]string{
-		{"file-set", "kubespray:" + testcluster.KubesprayVersion, filepath.Join(built, "files"), "--state-dir", t.TempDir()},
-		{"images", "--from", filepath.Join(built, "images.list")},
-	} {
-		args = append(append([]string{"upload"}, args...), "--registry", reg.Addr+"/site", "--username", reg.Username, "--ca-file", reg.CAFile)
-		if code := cli.ExecuteContext(context.Background(), args, &out, &errb); code != 0 {
-			t.Fatalf("upload %s: exit %d: %s", args[1], code, errb.String())
-		}
-	}
+	testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile}, built, t.TempDir())
 	l, err := net.Listen("tcp", net.JoinHostPort(site.TestSide(), "0"))
 	if err != nil {
 		t.Fatal(err)

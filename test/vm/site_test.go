@@ -19,6 +19,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
@@ -154,7 +155,7 @@ func (s *vmSite) servePackagesKubesprayInstalls(t *testing.T, inventory, extraVa
 	if packages == nil {
 		return nil
 	}
-	mirror := s.site.Serve(t, packageMirror(t, packages, []byte(testvm.Run(t, s.clients[s.master.Name], "cat /var/lib/dpkg/status"))))
+	mirror := s.site.Serve(t, testkubespray.PackageMirror(t, packages, []byte(testvm.Run(t, s.clients[s.master.Name], "cat /var/lib/dpkg/status"))))
 	s.repos[kubesprayMirrorList] = "deb [trusted=yes] " + mirror + " ./"
 	for _, c := range s.clients {
 		s.setSources(t, c)

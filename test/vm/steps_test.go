@@ -23,6 +23,7 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
@@ -91,16 +92,16 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 		// installation: the site's mirror holds no Kubernetes yet). In a pod of its own, whose
 		// fact cache is empty as every new pod's is, kubespray refuses the limit...
 		checks := []string{"--tags=facts,asserts"}
-		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Playbook: "scale.yml", Options: append(checks, "--limit=worker"), MayFail: true})
+		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, testkubespray.Playbook{Path: "scale.yml", Options: append(checks, "--limit=worker"), MayFail: true})
 		if !strings.Contains(out, "Kubespray does not support '--limit' without a populated facts cache") {
-			t.Errorf("the real scale.yml --limit without the others' facts did not refuse to run:\n%s", lastLinesOf(out, 30))
+			t.Errorf("the real scale.yml --limit without the others' facts did not refuse to run:\n%s", testkubespray.LastLines(out, 30))
 		}
 		// ...and a scale run, which runs facts.yml over every node first in the same pod, passes.
 		scale := runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker"}}
-		out = runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{Plan: &scale, Options: checks})
+		out = runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, testkubespray.Playbook{Plan: &scale, Options: checks})
 		if !regexp.MustCompile(`does not have a fact cache\] \**\n(.*\n){0,2}ok: \[worker\]`).MatchString(out) ||
 			!regexp.MustCompile(`(?m)^worker\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out) {
-			t.Errorf("the real scale.yml --limit=worker in a scale run did not pass kubespray's fact cache check:\n%s", lastLinesOf(out, 40))
+			t.Errorf("the real scale.yml --limit=worker in a scale run did not pass kubespray's fact cache check:\n%s", testkubespray.LastLines(out, 40))
 		}
 
 	}
@@ -265,13 +266,13 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 			t.Fatal(err)
 		}
 		remove := runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker"}}
-		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, kubesprayRun{
+		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, testkubespray.Playbook{
 			Plan: &remove, Options: []string{"--skip-tags=pre-remove,post-remove"},
 			Files: map[string][]byte{filepath.Join(steps.InputsDir, runkubespray.RemovalVarsFile): chosen},
 		})
 		if !strings.Contains(string(chosen), `"reset_nodes":false`) ||
 			!regexp.MustCompile(`(?m)^worker\s+: ok=\d+ .*unreachable=0\s+failed=0`).MatchString(out) {
-			t.Errorf("the real remove-node.yml with %s for the powered-off worker:\n%s", chosen, lastLinesOf(out, 30))
+			t.Errorf("the real remove-node.yml with %s for the powered-off worker:\n%s", chosen, testkubespray.LastLines(out, 30))
 		}
 	}
 

@@ -1,0 +1,82 @@
+package testkubespray
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+)
+
+// SlowNodes are the site-level settings kubespray offers for slow nodes, as a site of emulated
+// servers (TCG, 15–30 times slower than the host) needs them: kubeadm init and join given
+// longer than their defaults (300 s, 120 s, and 60 s of discovery).
+func SlowNodes() map[string]bpav1.ExtraVarValue {
+	return map[string]bpav1.ExtraVarValue{
+		"kubeadm_init_timeout": bpav1.ExtraVar("1800s"),
+		"kubeadm_join_timeout": bpav1.ExtraVar("1200s"),
+		"discovery_timeout":    bpav1.ExtraVar("600s"),
+	}
+}
+
+// NodesWait bounds how long WaitForNodes waits after kubespray ends.
+const NodesWait = 15 * time.Minute
+
+// WaitForNodes waits up to NodesWait for the cluster's nodes to be exactly names, every one
+// Ready, with CoreDNS available, and returns what it saw; when names it adds where the test is.
+func WaitForNodes(t *testing.T, cluster kubernetes.Interface, when string, names ...string) string {
+	t.Helper()
+	var last string
+	deadline := time.Now().Add(NodesWait)
+	for {
+		last = ClusterState(context.Background(), cluster, names)
+		if strings.HasPrefix(last, "ready") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Second)
+	}
+	if !strings.HasPrefix(last, "ready") {
+		t.Fatalf("%s the cluster is not %v Ready within %s: %s", when, names, NodesWait, last)
+	}
+	return last
+}
+
+// ClusterState is "ready: ..." once the nodes are exactly names, all Ready, and CoreDNS has an
+// available replica, else what is not yet.
+func ClusterState(ctx context.Context, c kubernetes.Interface, names []string) string {
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "listing nodes: " + err.Error()
+	}
+	var states, have []string
+	ready := 0
+	for _, n := range nodes.Items {
+		have = append(have, n.Name)
+		state := "NotReady"
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+				state, ready = "Ready", ready+1
+			}
+		}
+		states = append(states, fmt.Sprintf("%s %s (%s)", n.Name, state, n.Status.NodeInfo.KubeletVersion))
+	}
+	slices.Sort(states)
+	dns, err := c.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+	coredns := "CoreDNS: " + fmt.Sprint(err)
+	if err == nil {
+		coredns = fmt.Sprintf("CoreDNS %d/%d available", dns.Status.AvailableReplicas, dns.Status.Replicas)
+	}
+	summary := strings.Join(states, ", ") + "; " + coredns
+	slices.Sort(have)
+	if ready == len(names) && slices.Equal(have, slices.Sorted(slices.Values(names))) && err == nil && dns.Status.AvailableReplicas > 0 {
+		return "ready: " + summary
+	}
+	return summary
+}
