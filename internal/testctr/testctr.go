@@ -1,7 +1,7 @@
 // Package testctr runs a containerd of the test's own (no CRI, no Kubernetes) for tests that run
 // an image the project builds as a container, the way a step runs it: Debian's containerd and
-// runc, driven with ctr. Everything it starts dies with the test process and is stopped, and
-// every mount it made is unmounted, when the test ends.
+// runc, driven with ctr. Everything it starts (containerd, its shims, their containers, their
+// mounts) goes when the test ends, and with the test process when it is killed.
 package testctr
 
 import (
@@ -54,21 +54,21 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 `, filepath.Join(dir, "containerd"), filepath.Join(dir, "containerd-state"), socket, socket)), 0o644))
 	logFile, err := os.Create(filepath.Join(dir, "containerd.log"))
 	must(t, err)
-	cmd := exec.Command("containerd", "--config", config)
+	// containerd's shims outlive containerd by design, and with them a running container: a
+	// test killed mid-run (no cleanup runs) would leave its kubespray playing on. So containerd
+	// is the first process of a PID namespace of its own, with its own /proc (unshare): unshare
+	// dies with the test (Pdeathsig), containerd with unshare (--kill-child), and with
+	// containerd every process of its namespace, shims and containers among them. Its mounts
+	// live in the namespace's own mount namespace and go with it.
+	cmd := exec.Command("unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "containerd", "--config", config)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	must(t, cmd.Start())
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		UnmountUnder(dir)
+		// unshare ignores SIGTERM; killing it takes the whole namespace down, as above. Every
+		// run has ended by now (ctr run --rm), so nothing is cut short.
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		_ = logFile.Close()
 	})
 	suffix := make([]byte, 4)
