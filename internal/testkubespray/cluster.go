@@ -30,7 +30,8 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 const NodesWait = 15 * time.Minute
 
 // WaitForNodes waits up to NodesWait for the cluster's nodes to be exactly names, every one
-// Ready, with CoreDNS available, and returns what it saw; when names it adds where the test is.
+// Ready, with CoreDNS available, and returns what it saw; when says, in a failure, where the
+// test was.
 func WaitForNodes(t *testing.T, cluster kubernetes.Interface, when string, names ...string) string {
 	t.Helper()
 	var last string

@@ -19,7 +19,7 @@ type Registry struct {
 }
 
 // FileSet is the file set UploadDownloads uploads kubespray's files as, NAME:VERSION.
-var FileSet = "kubespray:" + testcluster.KubesprayVersion
+const FileSet = "kubespray:" + testcluster.KubesprayVersion
 
 // UploadDownloads uploads a build of everything kubespray downloads (hack/kubespray-downloads.sh's
 // folder) into the site registry with the product's upload commands, as an operator does: its

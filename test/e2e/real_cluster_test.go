@@ -144,7 +144,11 @@ func (s *suite) servePackagesKubesprayInstalls(p *bpav1.Provisioning) {
 			if i < len(p.Spec.Masters) {
 				role = "master"
 			}
-			h := s.hosts[slices.IndexFunc(s.hosts, func(h *testHost) bool { return h.MAC == entry.MACAddress })]
+			at := slices.IndexFunc(s.hosts, func(h *testHost) bool { return h.MAC == entry.MACAddress })
+			if at < 0 {
+				s.t.Fatalf("no server of the site has %s's MAC %s", label, entry.MACAddress)
+			}
+			h := s.hosts[at]
 			nodes = append(nodes, bpav1.Node{Label: label, Role: bpav1.RolesOf(role), BareMetalHost: namespace + "/" + h.Name, MAC: h.MAC, IP: h.IP})
 			knownHosts.WriteString(xknownhosts.Line([]string{h.IP}, h.HostKey) + "\n")
 		}
