@@ -112,7 +112,7 @@ e2e-cluster: export BPA_E2E_CLUSTER_FIGURES := $(CURDIR)/bin/e2e-cluster-figures
 e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, by hand then through the controller and Argo (root; about 2 hours).
 	@mkdir -p bin && : > $$BPA_KUBESPRAY_LOG && echo "kubespray's output by hand, as it comes: tail -f $$BPA_KUBESPRAY_LOG"
 	@if [[ " $(E2E_CLUSTER) " == *" hand "* ]]; then set -x; $(VM_SUITE) -timeout 150m -run 'TestRealClusterOnVirtualMachines' ./test/vm/; fi
-	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 120m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

@@ -40,11 +40,14 @@ const realClusterWait = 90 * time.Minute
 // machines, offline from the site's mirror (everything kubespray downloads built here and
 // uploaded with the product's upload commands). Every node becomes Ready, seen through the
 // kubeconfig fetch-kubeconfig stored; the KUD plugin's step applies its manifest into the real
-// cluster, read back through that kubeconfig; a Software installs with the nodes' own apt.
+// cluster, read back through that kubeconfig; a Software installs with the nodes' own apt; a
+// worker is added (the real scale.yml --limit), then one powered off and one live are removed
+// (the real remove-node.yml), each change a new generation of the Provisioning.
 // Apply → every node Ready is compared with kubespray run by hand on machines of the same sizes
 // (TestRealClusterOnVirtualMachines, which records its figure first): the product's overhead.
-// make e2e-cluster runs it (BPA_REAL_CLUSTER=1); it takes the better part of an hour. With
-// BPA_PLAYGROUND (make demo CLUSTER=real) it leaves the cluster running for the operator.
+// make e2e-cluster runs it (BPA_REAL_CLUSTER=1; "ready" ends it once the cluster is Ready);
+// it takes hours. With BPA_PLAYGROUND (make demo CLUSTER=real) it leaves the cluster it made,
+// without the changes, running for the operator.
 func TestRealClusterUnderArgo(t *testing.T) {
 	if os.Getenv("BPA_REAL_CLUSTER") == "" {
 		t.Skip("a whole cluster.yml on emulated machines takes the better part of an hour: make e2e-cluster runs it (BPA_REAL_CLUSTER=1)")
@@ -54,10 +57,19 @@ func TestRealClusterUnderArgo(t *testing.T) {
 		t.Fatal("the end-to-end suite needs root (network namespaces, containers)")
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	// The run by hand's machines: a master (kubeadm's preflight wants 2 CPUs) and a worker;
-	// Kubernetes' network plugin finds its interface by the default route.
+	// The run by hand's machines: a master (kubeadm's preflight wants 2 CPUs) and a worker, and
+	// the worker added later, booted only when the run goes on past Ready (BPA_REAL_CLUSTER=ready
+	// compares the two runs to Ready, on the same machines); Kubernetes' network plugin finds its
+	// interface by the default route.
+	machines := []testvm.Spec{{Name: "node-1", CPUs: 2, MemoryMiB: 3072}, {Name: "node-2", CPUs: 1, MemoryMiB: 2048}}
+	untilReady := os.Getenv("BPA_REAL_CLUSTER") == "ready"
+	// The playground (make demo CLUSTER=real) leaves the cluster as it is made, for the operator.
+	changes := !untilReady && os.Getenv("BPA_PLAYGROUND") == ""
+	if changes {
+		machines = append(machines, testvm.Spec{Name: "node-3", CPUs: 1, MemoryMiB: 2048})
+	}
 	s := setUp(t, siteConfig{
-		machines:  []testvm.Spec{{Name: "node-1", CPUs: 2, MemoryMiB: 3072}, {Name: "node-2", CPUs: 1, MemoryMiB: 2048}},
+		machines:  machines,
 		options:   []testvm.SiteOption{testvm.WithGateway()},
 		kubespray: archive, downloads: built,
 	})
@@ -98,6 +110,10 @@ func TestRealClusterUnderArgo(t *testing.T) {
 	say(t, "the real cluster through the controller and Argo: apply → Provisioning Ready %.0f s, → every node Ready %.0f s; %s",
 		ready.Seconds(), applyToReady.Seconds(), state)
 	compareWithHandRun(t, applyToReady)
+	if untilReady {
+		say(t, "BPA_REAL_CLUSTER=ready: the run ends with the cluster Ready (the plugin, Software, the added worker and the removals are not run)")
+		return
+	}
 
 	cm, err := kube.CoreV1().ConfigMaps("default").Get(ctx(), "kud-plugin-stand-in", metav1.GetOptions{})
 	if err != nil || cm.Data["applied-by"] != "bpa-plugin template" {
@@ -126,9 +142,77 @@ func TestRealClusterUnderArgo(t *testing.T) {
 	}
 	say(t, "Software installed with the nodes' own apt in %.0f s", time.Since(installed).Seconds())
 
+	if changes {
+		s.scaleAndRemove(p, sw, kube, applyToReady)
+	}
+
 	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
 		s.keep(dir, p.Name, kubeconfig)
 	}
+}
+
+// scaleAndRemove goes on with the real cluster's day: a worker added (the real scale.yml
+// --limit, in the pod that runs facts.yml first), the first worker powered off and removed
+// without a reset, the added one removed while it runs (the real remove-node.yml, reset and
+// drained); after each, the cluster through the stored kubeconfig has exactly the nodes the
+// Provisioning names, every one Ready. whole is the first run's apply → every node Ready, the
+// added worker's figure is compared with.
+func (s *suite) scaleAndRemove(p *bpav1.Provisioning, sw *bpav1.Software, kube kubernetes.Interface, whole time.Duration) {
+	t := s.t
+	t.Helper()
+	s.wait = realClusterWait
+	defer func() { s.wait = stageWait }()
+
+	say(t, "add worker2 (%s): a scale run of the real scale.yml --limit=worker2, after facts.yml over every node", s.hosts[2].Name)
+	added := time.Now()
+	patch(t, s.c, p, func(p *bpav1.Provisioning) {
+		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker2": {MACAddress: s.hosts[2].MAC}})
+	})
+	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 2)
+	if c := wf.GetTemplateByName("run-kubespray").Container; len(c.Args) < 2 || c.Args[1] != "worker2" ||
+		!strings.Contains(strings.Join(c.Command, " "), `--limit="$limit" scale.yml`) {
+		t.Errorf("generation 2 runs %q %q, want a scale run for worker2", c.Command, c.Args)
+	}
+	s.waitProvisioningReady(p, 2)
+	state := testkubespray.WaitForNodes(t, kube, "after the scale run,", "master", "worker", "worker2")
+	scaled := time.Since(added)
+	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 2)))
+	say(t, "a worker added through the controller and Argo: apply → every node Ready %.0f s, against %.0f s for the whole cluster.yml (%.2f); %s",
+		scaled.Seconds(), whole.Seconds(), scaled.Seconds()/whole.Seconds(), state)
+	s.waitSoftwareReady(sw, 1, 3)
+
+	say(t, "power off worker (%s), then remove it: check-leaving-nodes finds it down, remove-node.yml removes it without a reset", s.hosts[1].Name)
+	s.hosts[1].PowerOff()
+	removed := time.Now()
+	patch(t, s.c, p, func(p *bpav1.Provisioning) {
+		p.Spec.Workers = slices.DeleteFunc(p.Spec.Workers, func(e bpav1.HostEntry) bool { _, ok := e["worker"]; return ok })
+	})
+	s.waitProvisioningReady(p, 3)
+	if got := s.removalVars(p, 3); got != `{"reset_nodes":false,"allow_ungraceful_removal":true}` {
+		t.Errorf("worker powered off, check-leaving-nodes chose %s", got)
+	}
+	s.checkUngracefulEvent(p, "worker")
+	state = testkubespray.WaitForNodes(t, kube, "after the powered-off worker's removal,", "master", "worker2")
+	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 3)))
+	say(t, "a powered-off worker removed: apply → gone from the cluster %.0f s; %s", time.Since(removed).Seconds(), state)
+	s.eventually("worker's host released", func() error { return s.claims(p, 2) })
+	s.waitSoftwareReady(sw, 1, 2)
+
+	say(t, "remove worker2 while it runs: remove-node.yml drains it, resets it and deletes it")
+	removed = time.Now()
+	patch(t, s.c, p, func(p *bpav1.Provisioning) { p.Spec.Workers = nil })
+	s.waitProvisioningReady(p, 4)
+	if got := s.removalVars(p, 4); got != `{"reset_nodes":true,"allow_ungraceful_removal":false}` {
+		t.Errorf("worker2 answering, check-leaving-nodes chose %s", got)
+	}
+	state = testkubespray.WaitForNodes(t, kube, "after worker2's removal,", "master")
+	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 4)))
+	say(t, "a live worker removed: apply → gone from the cluster %.0f s; %s", time.Since(removed).Seconds(), state)
+	if out, _ := s.hosts[2].run("systemctl is-active kubelet"); strings.TrimSpace(out) == "active" {
+		t.Errorf("after remove-node.yml, worker2 (%s) still runs a kubelet", s.hosts[2].Name)
+	}
+	s.eventually("worker2's host released", func() error { return s.claims(p, 1) })
+	s.waitSoftwareReady(sw, 1, 1)
 }
 
 // servePackagesKubesprayInstalls serves the site's package mirror of what the real kubespray's
