@@ -96,6 +96,9 @@ const RerunAnnotation = "bpa.akraino.org/rerun"
 // succeeded the controller records it, whatever the CR's spec has become meanwhile.
 const WorkflowRecordAnnotation = "bpa.akraino.org/record"
 
+// WorkflowUpgradeAnnotation on an upgrade's Workflow holds the Kubernetes version it upgrades to.
+const WorkflowUpgradeAnnotation = "bpa.akraino.org/upgrade-to"
+
 // ResubmittedFromLabel is the label `argo resubmit` puts on the Workflow it creates.
 const ResubmittedFromLabel = "workflows.argoproj.io/resubmitted-from-workflow"
 
@@ -118,6 +121,9 @@ const (
 	ReasonWorkflowRunning   = "WorkflowRunning"
 	ReasonWorkflowSucceeded = "WorkflowSucceeded"
 	ReasonWorkflowFailed    = "WorkflowFailed"
+	// ReasonWaitingForApproval: an upgrade's Workflow waits before a wave of workers until an
+	// operator resumes it (argo resume, or Resume in Argo's UI).
+	ReasonWaitingForApproval = "WaitingForApproval"
 	// ReasonWaitingForWorkflow: another Workflow of this CR is still running; the next one
 	// starts when it ends.
 	ReasonWaitingForWorkflow = "WaitingForWorkflow"

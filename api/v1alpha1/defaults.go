@@ -1,5 +1,13 @@
 package v1alpha1
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
 // Defaults that the CRD schema cannot state because they depend on the cluster's name.
 const (
 	// DefaultSSHKeySecretSuffix: without spec.ssh.secretRef the key is in "<cluster>-ssh-key".
@@ -69,4 +77,37 @@ func (p *Provisioning) HostNamespaces() []string {
 		return p.Spec.HostSelector.Namespaces
 	}
 	return []string{p.Namespace}
+}
+
+// DefaultUpgradeSerial is kubespray's own serial: a fifth of the workers at a time.
+const DefaultUpgradeSerial = "20%"
+
+// WorkersPerWave is how many of that many workers one upgrade wave takes: serial as a count, or
+// as a percentage rounded up, at least one (DefaultUpgradeSerial when unset).
+func (u *UpgradePolicy) WorkersPerWave(workers int) (int, error) {
+	serial := intstr.FromString(DefaultUpgradeSerial)
+	if u != nil && u.Serial != nil {
+		serial = *u.Serial
+	}
+	n := 0
+	switch s := serial.String(); {
+	case serial.Type == intstr.Int && serial.IntVal >= 1:
+		n = int(serial.IntVal)
+	case serialCountPattern.MatchString(s):
+		n, _ = strconv.Atoi(s)
+	case serialPercentPattern.MatchString(s):
+		percent, _ := strconv.Atoi(strings.TrimSuffix(s, "%"))
+		n = (workers*percent + 99) / 100
+	default:
+		return 0, fmt.Errorf("serial is a count of at least 1 or a percentage from 1%% to 100%%, not %q", s)
+	}
+	return max(1, min(n, workers)), nil
+}
+
+// UpgradeApprovalOf is the policy's approval, none when unset.
+func (u *UpgradePolicy) UpgradeApprovalOf() UpgradeApproval {
+	if u == nil || u.Approval == "" {
+		return UpgradeApprovalNone
+	}
+	return u.Approval
 }

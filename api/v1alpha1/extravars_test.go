@@ -40,14 +40,20 @@ func TestExtraVarsAreTypedAndInert(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := validProvisioning()
 			p.Spec.Kubespray = &bpav1.KubesprayOptions{ExtraVars: tc.vars}
-			errs := p.Validate().ToAggregate()
-			switch {
-			case tc.want == "" && errs != nil:
-				t.Errorf("refused: %v", errs)
-			case tc.want != "" && (errs == nil || !strings.Contains(errs.Error(), tc.want)):
-				t.Errorf("errors %v, want one saying %q", errs, tc.want)
-			}
+			expectValidation(t, p, tc.want)
 		})
+	}
+}
+
+// expectValidation checks that p is valid (want "") or refused with an error saying want.
+func expectValidation(t *testing.T, p *bpav1.Provisioning, want string) {
+	t.Helper()
+	errs := p.Validate().ToAggregate()
+	switch {
+	case want == "" && errs != nil:
+		t.Errorf("refused: %v", errs)
+	case want != "" && (errs == nil || !strings.Contains(errs.Error(), want)):
+		t.Errorf("errors %v, want one saying %q", errs, want)
 	}
 }
 

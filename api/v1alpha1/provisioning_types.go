@@ -7,6 +7,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // HostEntry is one item of masters or workers: a one-key map from the node's label (its
@@ -144,6 +145,50 @@ type ProvisioningSpec struct {
 	// controller's default (--offline).
 	// +optional
 	Offline *bool `json:"offline,omitempty"`
+
+	// kubernetesVersion the cluster runs, as kubespray names it ("1.34.3"). Unset: the default
+	// of the kubespray release the first run used, kept for the cluster's life (a later image
+	// does not move it). Raised on a running cluster, the next run upgrades it with kubespray's
+	// upgrade-cluster.yml: the control plane first, then the workers in waves (spec.upgrade).
+	// Going down, skipping a minor version, or a version the kubespray image cannot install is
+	// refused (Stalled, UnsupportedChange), naming the versions it can go to; docs/day2.md.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$`
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+
+	// upgrade says how a raised kubernetesVersion rolls out to the workers.
+	// +optional
+	Upgrade *UpgradePolicy `json:"upgrade,omitempty"`
+}
+
+// UpgradeApproval says whether an upgrade's waves wait for an operator.
+// +kubebuilder:validation:Enum=none;perWave
+type UpgradeApproval string
+
+// The upgrade approvals.
+const (
+	// UpgradeApprovalNone runs the waves one after another.
+	UpgradeApprovalNone UpgradeApproval = "none"
+	// UpgradeApprovalPerWave stops the Workflow before each wave of workers (an Argo suspend
+	// node) until an operator resumes it: argo resume, or Resume in Argo's UI.
+	UpgradeApprovalPerWave UpgradeApproval = "perWave"
+)
+
+// UpgradePolicy is how an upgrade rolls out.
+type UpgradePolicy struct {
+	// serial is how many workers one wave upgrades at once: a count ("2", or 2) or a
+	// percentage of the workers ("25%"), rounded up, at least one. Default "20%", kubespray's
+	// own serial. The control plane always goes first, one master at a time.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^([1-9][0-9]{0,3}|[1-9][0-9]?%|100%)$')",message="serial is a count of at least 1 or a percentage from 1% to 100%"
+	Serial *intstr.IntOrString `json:"serial,omitempty"`
+
+	// approval: none (default) runs the waves one after another; perWave stops before each
+	// wave of workers until it is resumed, and the status says which wave waits on which nodes.
+	// +optional
+	Approval UpgradeApproval `json:"approval,omitempty"`
 }
 
 // Node is one node of a cluster: the Provisioning entry it is, as which roles, on which
@@ -186,11 +231,40 @@ type ProvisioningStatus struct {
 	// +optional
 	Provisioned *ProvisionedNodes `json:"provisioned,omitempty"`
 
+	// upgrade is where the mirrored Workflow's upgrade stands, when it is one.
+	// +optional
+	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+
 	// startedRun is the last run the controller started, recorded before its Workflow was
 	// created: a started run whose Workflow is gone with no recorded end (deleted while the
 	// controller was down) is Stalled (WorkflowDeleted), never started again by itself.
 	// +optional
 	StartedRun *RunStart `json:"startedRun,omitempty"`
+}
+
+// UpgradeStatus is where an upgrade's Workflow stands, wave by wave. Its waves are its tasks,
+// as Argo's UI shows them: upgrade-control-plane, then upgrade-wave-1, upgrade-wave-2...
+type UpgradeStatus struct {
+	// kubernetesVersion the upgrade goes to.
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// waves of workers after the control plane.
+	Waves int `json:"waves"`
+	// upgraded are the waves done, in order.
+	// +optional
+	Upgraded []string `json:"upgraded,omitempty"`
+	// waiting is the wave that waits for approval (argo resume, or Resume in Argo's UI).
+	// +optional
+	Waiting string `json:"waiting,omitempty"`
+	// running is the wave upgrading now.
+	// +optional
+	Running string `json:"running,omitempty"`
+	// failed is the wave that failed: the ones after it did not start, and argo retry starts
+	// again from it.
+	// +optional
+	Failed string `json:"failed,omitempty"`
+	// nodes of the wave waiting, running or failed (the control plane's: its masters and etcd).
+	// +optional
+	Nodes []string `json:"nodes,omitempty"`
 }
 
 // RunStart is a run the controller has started.
@@ -226,6 +300,12 @@ type ProvisionedNodes struct {
 	// +listType=map
 	// +listMapKey=label
 	Workers []ProvisionedEntry `json:"workers,omitempty"`
+	// kubernetesVersion the cluster runs after that Workflow: spec.kubernetesVersion, or the
+	// kubespray release's default when the spec names none. Empty in a record written before
+	// versions were recorded, or when the kubespray image is not a release this controller
+	// knows.
+	// +optional
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 }
 
 // ProvisionedEntry is one masters or workers entry, with a digest of its requirements so that
@@ -244,6 +324,7 @@ type ProvisionedEntry struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Workflow",type=string,JSONPath=`.status.workflowName`
+// +kubebuilder:printcolumn:name="Kubernetes",type=string,JSONPath=`.status.provisioned.kubernetesVersion`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -26,6 +26,10 @@ var (
 	extraVarNamePattern   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 	imagePattern          = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
 	sshUserPattern        = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+	// kubernetesVersionPattern is kubespray's kube_version: no leading v since kubespray v2.29.
+	kubernetesVersionPattern = regexp.MustCompile(`^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$`)
+	serialPercentPattern     = regexp.MustCompile(`^([1-9][0-9]?|100)%$`)
+	serialCountPattern       = regexp.MustCompile(`^[1-9][0-9]{0,3}$`)
 )
 
 // IsImageReference reports whether s is a container image reference (name, optional tag,
@@ -118,6 +122,20 @@ func (p *Provisioning) Validate() field.ErrorList {
 				errs = append(errs, field.Invalid(vpath, name, "extra variable names must match ^[a-z_][a-z0-9_]*$ and not start with ansible_"))
 			}
 			errs = append(errs, validateExtraVar(vpath, k.ExtraVars[name])...)
+			if name == "kube_version" {
+				errs = append(errs, field.Forbidden(vpath, "set spec.kubernetesVersion instead: the controller keeps the cluster's version and refuses the changes kubespray cannot make"))
+			}
+		}
+	}
+	if v := p.Spec.KubernetesVersion; v != "" && !kubernetesVersionPattern.MatchString(v) {
+		errs = append(errs, field.Invalid(spec.Child("kubernetesVersion"), v, "must be a Kubernetes version as kubespray names it, such as 1.34.3"))
+	}
+	if u := p.Spec.Upgrade; u != nil {
+		if _, err := u.WorkersPerWave(1); err != nil {
+			errs = append(errs, field.Invalid(spec.Child("upgrade", "serial"), u.Serial.String(), err.Error()))
+		}
+		if a := u.Approval; a != "" && a != UpgradeApprovalNone && a != UpgradeApprovalPerWave {
+			errs = append(errs, field.NotSupported(spec.Child("upgrade", "approval"), a, []UpgradeApproval{UpgradeApprovalNone, UpgradeApprovalPerWave}))
 		}
 	}
 	if s := p.Spec.HostSelector; s != nil {

@@ -299,7 +299,7 @@ func (d *driver) outputs(ctx context.Context, wf *wfv1.Workflow) (map[string]map
 		if err != nil {
 			return nil, err
 		}
-		inventory, extraVars, err := renderinventory.Render(p, addressed, nil)
+		inventory, extraVars, err := renderinventory.Render(p, addressed, renderinventory.Options{})
 		if err != nil {
 			return nil, err
 		}

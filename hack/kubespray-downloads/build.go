@@ -159,7 +159,7 @@ func list(ctx context.Context, kubesprayDir string) (downloads []kubespraydownlo
 	}
 	p, hosts := testcluster.Offline(vars)
 	mirror := &offline.Mirror{URL: "http://10.0.0.1:8080", KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: testcluster.KubesprayVersion}}
-	inventory, extraVars, err := renderinventory.Render(p, hosts, mirror)
+	inventory, extraVars, err := renderinventory.Render(p, hosts, renderinventory.Options{Mirror: mirror})
 	if err != nil {
 		return nil, "", "", err
 	}

@@ -114,7 +114,7 @@ func runPlan(ctx context.Context, f *planFlags) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	inventory, extraVars, err := renderinventory.Render(p, addressed, mirror)
+	inventory, extraVars, err := renderinventory.Render(p, addressed, renderinventory.Options{Mirror: mirror, KubernetesVersion: p.Spec.KubernetesVersion})
 	if err != nil {
 		return nil, err
 	}

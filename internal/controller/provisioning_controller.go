@@ -196,7 +196,7 @@ func outcomeOf(p *bpav1.Provisioning, wf *wfv1.Workflow) (day2.Outcome, error) {
 	if wf.Labels[bpav1.WorkflowGenerationLabel] != strconv.FormatInt(p.Generation, 10) {
 		return day2.Outcome{}, fmt.Errorf("no annotation %s, and generation %s is not the current one", bpav1.WorkflowRecordAnnotation, wf.Labels[bpav1.WorkflowGenerationLabel])
 	}
-	return day2.Outcome{Provisioned: *day2.Record(p)}, nil
+	return day2.Outcome{Provisioned: *day2.Record(p, "")}, nil
 }
 
 // ensureWorkflow creates this run's Workflow unless it exists or has finished. A finished run
@@ -226,7 +226,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		return true, nil
 	}
 	opts := r.Options
-	plan, err := day2.KubesprayPlan(p)
+	plan, err := day2.KubesprayPlan(p, compile.KubesprayImageOf(p, r.Options))
 	if err != nil {
 		return r.stall(s, bpav1.ReasonDay2Unsupported, err)
 	}
@@ -360,6 +360,11 @@ func (r *ProvisioningReconciler) observeWorkflow(_ context.Context, s *provision
 		p.Status.LastRun = recordOf(wf, o)
 	}
 	s.summary = summaryOf(o.Phase, o.Name, o.Message)
+	if u := o.Upgrade; u != nil && u.Waiting != "" && o.Phase == bpav1.PhaseRunning {
+		s.summary = summary{reconciling, bpav1.ReasonWaitingForApproval, fmt.Sprintf(
+			"Workflow %s waits for approval before %s of %d (%s): argo resume %s, or Resume in Argo's UI",
+			o.Name, u.Waiting, u.Waves, strings.Join(u.Nodes, ", "), o.Name)}
+	}
 	return o.Phase != bpav1.PhaseSucceeded, nil
 }
 
@@ -411,6 +416,7 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation, l
 			p.Status.Hosts = slices.DeleteFunc(p.Status.Hosts, func(h bpav1.Node) bool { return slices.Contains(leaving, h.Label) })
 		}
 	}
+	p.Status.Upgrade = o.Upgrade
 	if o.KubeconfigWritten {
 		p.Status.KubeconfigSecretName = p.Labels[bpav1.ClusterLabel] + bpav1.KubeconfigSecretSuffix
 	}

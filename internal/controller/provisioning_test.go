@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -246,6 +248,35 @@ func TestProvisioningRefusals(t *testing.T) {
 		}
 	})
 
+	t.Run("the API server refuses a malformed version or upgrade policy, naming the field", func(t *testing.T) {
+		for i, tc := range []struct {
+			mutate func(*bpav1.Provisioning)
+			want   string
+		}{
+			{func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = "v1.34.3" }, "spec.kubernetesVersion"},
+			{func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = "1.34.3;reboot" }, "spec.kubernetesVersion"},
+			{func(p *bpav1.Provisioning) {
+				p.Spec.Upgrade = &bpav1.UpgradePolicy{Serial: ptr.To(intstr.FromInt32(0))}
+			}, "spec.upgrade.serial: Invalid value: \"\": serial is a count of at least 1 or a percentage from 1% to 100%"},
+			{func(p *bpav1.Provisioning) {
+				p.Spec.Upgrade = &bpav1.UpgradePolicy{Serial: ptr.To(intstr.FromString("150%"))}
+			}, "serial is a count of at least 1 or a percentage from 1% to 100%"},
+			{func(p *bpav1.Provisioning) { p.Spec.Upgrade = &bpav1.UpgradePolicy{Approval: "sometimes"} }, `spec.upgrade.approval: Unsupported value: "sometimes"`},
+		} {
+			p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+			p.Name = fmt.Sprintf("bad-upgrade-%d", i)
+			tc.mutate(p)
+			if err := env.Client.Create(ctx(), p); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("create: %v, want a refusal saying %q", err, tc.want)
+			}
+		}
+		ok := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+		ok.Name, ok.Labels[bpav1.ClusterLabel] = "upgrade-ok", "upgrade-ok"
+		ok.Spec.KubernetesVersion = "1.34.3"
+		ok.Spec.Upgrade = &bpav1.UpgradePolicy{Serial: ptr.To(intstr.FromString("25%")), Approval: bpav1.UpgradeApprovalPerWave}
+		create(t, ok)
+	})
+
 	t.Run("the API server refuses a missing or malformed cluster label", func(t *testing.T) {
 		for _, tc := range []struct{ label, want string }{
 			{"", "metadata.labels.cluster: Required value"},
@@ -466,11 +497,15 @@ type abcSite struct {
 	hosts    map[string]*metal3v1alpha1.BareMetalHost
 }
 
-func newABCSite(t *testing.T) *abcSite {
+func newABCSite(t *testing.T) *abcSite { return newABCSiteWith(t, func(*bpav1.Provisioning) {}) }
+
+// newABCSiteWith is newABCSite with the Provisioning changed by mutate before it is created.
+func newABCSiteWith(t *testing.T, mutate func(*bpav1.Provisioning)) *abcSite {
 	t.Helper()
 	ns := newNamespace(t)
 	startManager(t)
 	p := loadProvisioning(t, "provisioning-cluster-abc.yaml", ns)
+	mutate(p)
 	create(t, p)
 	p = getProvisioning(t, p)
 	s := &abcSite{ns: ns, p: p, consumer: placement.ConsumerFor(p).Ref(), hosts: map[string]*metal3v1alpha1.BareMetalHost{}}

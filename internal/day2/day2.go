@@ -4,6 +4,7 @@
 package day2
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubesprayreleases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
@@ -23,10 +25,10 @@ type UnsupportedError struct{ Reason string }
 func (e *UnsupportedError) Error() string { return e.Reason }
 
 // Record is what the status keeps of a generation once its Workflow has succeeded: the cluster
-// as it now is.
-func Record(p *bpav1.Provisioning) *bpav1.ProvisionedNodes {
+// as it now is, running Kubernetes version ("" when not known).
+func Record(p *bpav1.Provisioning, version string) *bpav1.ProvisionedNodes {
 	return &bpav1.ProvisionedNodes{
-		Generation: p.Generation, Digest: clusterDigest(&p.Spec),
+		Generation: p.Generation, Digest: clusterDigest(&p.Spec), KubernetesVersion: version,
 		Masters: recordEntries(entries(p.Spec.Masters)),
 		Workers: recordEntries(entries(p.Spec.Workers)),
 	}
@@ -47,11 +49,7 @@ func mastersChange(rec *bpav1.ProvisionedNodes, spec *bpav1.ProvisioningSpec) st
 	if len(rec.Masters) == 0 {
 		return ""
 	}
-	had := map[string]string{}
-	for _, m := range rec.Masters {
-		had[m.Label] = m.Digest
-	}
-	added, removed, changed := diff(had, entries(spec.Masters))
+	added, removed, changed := diff(recorded(rec.Masters), entries(spec.Masters))
 	var parts []string
 	for _, d := range []struct {
 		what   string
@@ -86,7 +84,82 @@ func diff(had, want map[string]string) (added, removed, changed []string) {
 	return added, removed, changed
 }
 
-// KubesprayPlan chooses this generation's kubespray run by comparing the spec with the cluster
+// KubesprayPlan chooses this generation's kubespray run, with image (the kubespray image the
+// run uses): the Kubernetes version (upgradePlan), then what the nodes need (nodesPlan).
+func KubesprayPlan(p *bpav1.Provisioning, image string) (runkubespray.Plan, error) {
+	release, known := kubesprayreleases.OfImage(image)
+	rec := p.Status.Provisioned
+	want := p.Spec.KubernetesVersion
+	current := ""
+	if rec != nil {
+		current = rec.KubernetesVersion
+	}
+	versionPath := "spec.kubernetesVersion"
+	switch {
+	case rec == nil || current == want || (want == "" && current != ""):
+	case current == "":
+		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+			"%s: %s is set on a cluster whose version was not recorded (made before versions were, or by a kubespray image this controller does not know): unset it, or make the cluster again",
+			versionPath, want)}
+	default:
+		return upgradePlan(p, release, known, current, want)
+	}
+	plan, err := nodesPlan(p)
+	if err != nil {
+		return plan, err
+	}
+	// The version the run installs: the spec's, else the one the cluster runs, else (a new
+	// cluster) the release's default, recorded so that a later image cannot move it.
+	switch plan.KubernetesVersion = cmp.Or(want, current); {
+	case plan.KubernetesVersion == "" && known:
+		plan.KubernetesVersion = release.DefaultKubernetes
+	case want != "" && rec == nil && known && !release.Supports(want):
+		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+			"%s: kubespray %s cannot install Kubernetes %s; it installs %s", versionPath, release.Version, want, release.Ranges())}
+	}
+	return plan, nil
+}
+
+// upgradePlan is the upgrade of a cluster at current to want, or why it is refused: only the
+// version may change in that generation, and kubespray's release must take the cluster there.
+func upgradePlan(p *bpav1.Provisioning, release kubesprayreleases.Release, known bool, current, want string) (runkubespray.Plan, error) {
+	path := "spec.kubernetesVersion"
+	if !known {
+		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+			"%s: %s → %s needs a kubespray image of a release this controller knows (%s), to check the upgrade before it starts",
+			path, current, want, kubesprayreleases.Known())}
+	}
+	if err := release.CheckUpgrade(current, want); err != nil {
+		return runkubespray.Plan{}, &UnsupportedError{Reason: path + ": " + err.Error()}
+	}
+	rec := p.Status.Provisioned
+	if change := mastersChange(rec, &p.Spec); change != "" || rec.Digest != clusterDigest(&p.Spec) || !maps.Equal(recorded(rec.Workers), entries(p.Spec.Workers)) {
+		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+			"%s: the upgrade %s → %s comes with other changes: upgrade with the nodes and settings as they are, then change them in the next generation", path, current, want)}
+	}
+	workers := slices.Sorted(maps.Keys(entries(p.Spec.Workers)))
+	perWave, err := p.Spec.Upgrade.WorkersPerWave(len(workers))
+	if err != nil {
+		return runkubespray.Plan{}, &UnsupportedError{Reason: "spec.upgrade.serial: " + err.Error()}
+	}
+	plan := runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: want,
+		Approval: p.Spec.Upgrade.UpgradeApprovalOf() == bpav1.UpgradeApprovalPerWave}
+	for chunk := range slices.Chunk(workers, max(perWave, 1)) {
+		plan.Waves = append(plan.Waves, chunk)
+	}
+	return plan, nil
+}
+
+// recorded maps recorded entries' labels to their digests.
+func recorded(list []bpav1.ProvisionedEntry) map[string]string {
+	out := map[string]string{}
+	for _, e := range list {
+		out[e.Label] = e.Digest
+	}
+	return out
+}
+
+// nodesPlan chooses this generation's kubespray run by comparing the spec with the cluster
 // as the last successful Workflow left it:
 //   - masters added, removed or changed: refused, because control-plane changes are not built
 //     (cluster.yml would leave a removed master an etcd member, and its host must not be
@@ -96,7 +169,7 @@ func diff(had, want map[string]string) (added, removed, changed []string) {
 //   - only workers removed: remove-node.yml for them;
 //   - workers both added and removed (or one changed in place): refused, because kubespray
 //     cannot do both in one run; the message says how to split the change.
-func KubesprayPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
+func nodesPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
 	rec := p.Status.Provisioned
 	if rec == nil {
 		return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
@@ -107,10 +180,7 @@ func KubesprayPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
 			change, labelsOf(rec.Masters))}
 	}
 	want := entries(p.Spec.Workers)
-	had := map[string]string{}
-	for _, w := range rec.Workers {
-		had[w.Label] = w.Digest
-	}
+	had := recorded(rec.Workers)
 	added, removed, changed := diff(had, want)
 
 	if len(changed) > 0 {
@@ -161,10 +231,12 @@ func entries(list []bpav1.HostEntry) map[string]string {
 	return out
 }
 
-// clusterDigest is the digest of everything in the spec but the workers.
+// clusterDigest is the digest of everything in the spec but the workers and the version and
+// its rollout (an upgrade compares versions; a spec without them has the digest it had before
+// they existed).
 func clusterDigest(spec *bpav1.ProvisioningSpec) string {
 	rest := spec.DeepCopy()
-	rest.Workers = nil
+	rest.Workers, rest.KubernetesVersion, rest.Upgrade = nil, "", nil
 	return digest(rest)
 }
 
@@ -238,7 +310,7 @@ type Outcome struct {
 
 // OutcomeOf is the outcome of running plan on p's current generation.
 func OutcomeOf(p *bpav1.Provisioning, plan runkubespray.Plan) Outcome {
-	o := Outcome{Provisioned: *Record(p)}
+	o := Outcome{Provisioned: *Record(p, plan.KubernetesVersion)}
 	if plan.Mode == runkubespray.ModeRemove {
 		o.Leaving = slices.Sorted(slices.Values(plan.Nodes))
 	}

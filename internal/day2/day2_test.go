@@ -1,13 +1,17 @@
 package day2_test
 
 import (
+	"cmp"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
@@ -31,11 +35,14 @@ func base() *bpav1.Provisioning {
 // provisioned is base() once its first Workflow has succeeded, then changed by mutate.
 func provisioned(mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
 	p := base()
-	p.Status.Provisioned = day2.Record(p)
+	p.Status.Provisioned = day2.Record(p, "")
 	p.Generation = 2
 	mutate(p)
 	return p
 }
+
+// unknownImage is a kubespray image of no release the controller knows: no version is planned.
+const unknownImage = "registry.site.example/kubespray:custom"
 
 func TestKubesprayPlan(t *testing.T) {
 	cases := []struct {
@@ -71,7 +78,7 @@ func TestKubesprayPlan(t *testing.T) {
 			p := base()
 			q := resource.MustParse("8Gi")
 			p.Spec.Workers[0]["worker-1"] = bpav1.HostRequirements{Memory: &q}
-			p.Status.Provisioned = day2.Record(p)
+			p.Status.Provisioned = day2.Record(p, "")
 			q2 := resource.MustParse("8192Mi")
 			p.Spec.Workers[0]["worker-1"] = bpav1.HostRequirements{Memory: &q2}
 			return p
@@ -113,7 +120,7 @@ func TestKubesprayPlan(t *testing.T) {
 			p := base()
 			workers := p.Spec.Workers
 			p.Spec.Workers = nil
-			p.Status.Provisioned = day2.Record(p)
+			p.Status.Provisioned = day2.Record(p, "")
 			p.Spec.Workers = workers
 			return p
 		}(),
@@ -140,7 +147,7 @@ func TestKubesprayPlan(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := day2.KubesprayPlan(tc.p)
+			got, err := day2.KubesprayPlan(tc.p, unknownImage)
 			var unsupported *day2.UnsupportedError
 			if tc.unsupported {
 				if !errors.As(err, &unsupported) {
@@ -151,8 +158,96 @@ func TestKubesprayPlan(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.reason, err)
 			}
-			if d := cmp.Diff(tc.want, got); d != "" {
+			if d := gocmp.Diff(tc.want, got); d != "" {
 				t.Errorf("%s (-want +got):\n%s", tc.reason, d)
+			}
+		})
+	}
+}
+
+// TestKubernetesVersionPlan: the version each run installs, and the upgrades planned or refused,
+// with kubespray v2.30.0 (it installs 1.32.0–1.34.3, by default 1.34.3).
+func TestKubernetesVersionPlan(t *testing.T) {
+	const v230 = "quay.io/kubespray/kubespray:v2.30.0"
+	at := func(version string, mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
+		p := base()
+		p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"), entry("worker-4", "00:00:00:00:00:05"), entry("worker-5", "00:00:00:00:00:06"))
+		p.Status.Provisioned = day2.Record(p, version)
+		p.Generation = 2
+		mutate(p)
+		return p
+	}
+	to := func(version string) func(*bpav1.Provisioning) {
+		return func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = version }
+	}
+	workers := [][]string{{"worker-1"}, {"worker-2"}, {"worker-3"}, {"worker-4"}, {"worker-5"}}
+	for _, tc := range []struct {
+		name  string
+		p     *bpav1.Provisioning
+		image string
+		want  runkubespray.Plan
+		err   string
+	}{
+		{name: "a new cluster gets the release's default, recorded", p: base(), want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3"}},
+		{name: "a new cluster at a version the release installs", p: func() *bpav1.Provisioning { p := base(); p.Spec.KubernetesVersion = "1.33.7"; return p }(),
+			want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.33.7"}},
+		{name: "a new cluster at a version the release does not install", p: func() *bpav1.Provisioning { p := base(); p.Spec.KubernetesVersion = "1.31.4"; return p }(),
+			err: "spec.kubernetesVersion: kubespray v2.30.0 cannot install Kubernetes 1.31.4; it installs 1.34.0–1.34.3, 1.33.0–1.33.7, 1.32.0–1.32.11"},
+		{name: "a new cluster, an image the table does not know: kubespray decides", image: unknownImage,
+			p: func() *bpav1.Provisioning { p := base(); p.Spec.KubernetesVersion = "1.31.4"; return p }(), want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.31.4"}},
+		{name: "unset later: the cluster keeps its version, whatever the image's default", p: at("1.33.7", func(p *bpav1.Provisioning) {
+			p.Spec.Workers = append(p.Spec.Workers, entry("worker-6", "00:00:00:00:00:07"))
+		}), want: runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker-6"}, KubernetesVersion: "1.33.7"}},
+		{name: "the same version: nothing to upgrade", p: at("1.33.7", to("1.33.7")), want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.33.7"}},
+		{name: "a minor upgrade, default serial 20% of 5 workers: one a wave", p: at("1.33.7", to("1.34.3")),
+			want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Waves: workers}},
+		{name: "two a wave, each approved", p: at("1.33.7", func(p *bpav1.Provisioning) {
+			p.Spec.KubernetesVersion = "1.34.3"
+			p.Spec.Upgrade = &bpav1.UpgradePolicy{Serial: ptr.To(intstr.FromInt32(2)), Approval: bpav1.UpgradeApprovalPerWave}
+		}), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Approval: true,
+			Waves: [][]string{{"worker-1", "worker-2"}, {"worker-3", "worker-4"}, {"worker-5"}}}},
+		{name: "half the workers a wave, rounded up", p: at("1.34.0", func(p *bpav1.Provisioning) {
+			p.Spec.KubernetesVersion = "1.34.3"
+			p.Spec.Upgrade = &bpav1.UpgradePolicy{Serial: ptr.To(intstr.FromString("50%"))}
+		}), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3",
+			Waves: [][]string{{"worker-1", "worker-2", "worker-3"}, {"worker-4", "worker-5"}}}},
+		{name: "skipping a minor version", p: at("1.32.11", to("1.34.3")),
+			err: "spec.kubernetesVersion: 1.34.3 skips a minor version from the cluster's 1.32.11: upgrade one minor version at a time (kubespray v2.30.0 can upgrade it to 1.33.0–1.33.7)"},
+		{name: "going down", p: at("1.34.3", to("1.33.7")), err: "spec.kubernetesVersion: 1.33.7 is older than the cluster's 1.34.3: Kubernetes does not go down"},
+		{name: "a version the image cannot install", p: at("1.34.3", to("1.35.0")), err: "spec.kubernetesVersion: kubespray v2.30.0 cannot install Kubernetes 1.35.0"},
+		{name: "an upgrade with a worker added", p: at("1.33.7", func(p *bpav1.Provisioning) {
+			p.Spec.KubernetesVersion = "1.34.3"
+			p.Spec.Workers = append(p.Spec.Workers, entry("worker-6", "00:00:00:00:00:07"))
+		}), err: "the upgrade 1.33.7 → 1.34.3 comes with other changes"},
+		{name: "an upgrade with another setting changed", p: at("1.33.7", func(p *bpav1.Provisioning) {
+			p.Spec.KubernetesVersion = "1.34.3"
+			p.Spec.PodSubnet = "10.244.64.0/18"
+		}), err: "the upgrade 1.33.7 → 1.34.3 comes with other changes"},
+		{name: "an upgrade with an image the table does not know", image: unknownImage, p: at("1.33.7", to("1.34.3")),
+			err: "needs a kubespray image of a release this controller knows (v2.30.0, v2.31.0)"},
+		{name: "a version set on a cluster whose version is not recorded", p: at("", to("1.34.3")), err: "whose version was not recorded"},
+		{name: "an upgrade of a cluster with no workers: the control plane alone", p: func() *bpav1.Provisioning {
+			p := base()
+			p.Spec.Workers = nil
+			p.Status.Provisioned = day2.Record(p, "1.33.7")
+			p.Spec.KubernetesVersion = "1.34.3"
+			return p
+		}(), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := day2.KubesprayPlan(tc.p, cmp.Or(tc.image, v230))
+			if tc.err != "" {
+				var unsupported *day2.UnsupportedError
+				if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("got %+v, %v; want an UnsupportedError saying %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := gocmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
 	}
@@ -163,7 +258,7 @@ func TestMastersChangeMessage(t *testing.T) {
 	p := provisioned(func(p *bpav1.Provisioning) {
 		p.Spec.Masters = []bpav1.HostEntry{entry("master", "00:00:00:00:00:0a"), entry("master-2", "00:00:00:00:00:09")}
 	})
-	_, err := day2.KubesprayPlan(p)
+	_, err := day2.KubesprayPlan(p, unknownImage)
 	want := "masters master-2 added; master changed in place: control-plane changes are not supported yet; " +
 		"restore spec.masters to [master], and add or remove workers, plugins or settings instead"
 	if err == nil || err.Error() != want {
@@ -207,7 +302,7 @@ func TestSoftwareNodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sw := &bpav1.Software{Spec: tc.spec, Status: bpav1.SoftwareStatus{Nodes: tc.reports}}
 			got, all := day2.SoftwareNodes(sw, nodes, nil)
-			if d := cmp.Diff(tc.want, got); d != "" || all != tc.all {
+			if d := gocmp.Diff(tc.want, got); d != "" || all != tc.all {
 				t.Errorf("%s: all=%v (want %v) (-want +got):\n%s", tc.reason, all, tc.all, d)
 			}
 		})

@@ -21,6 +21,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
 // MaxMessageLength bounds the message copied into status: a step's message may be long, and
@@ -45,6 +46,8 @@ type Observation struct {
 	KubeconfigWritten bool
 	// Reports of install-software, one per node, the newest attempt of each.
 	Reports []installsoftware.Report
+	// Upgrade is where an upgrade's waves stand; nil for a Workflow that is not an upgrade.
+	Upgrade *bpav1.UpgradeStatus
 	// NodesUnavailable says why the node status could not be read (offloaded to Argo's
 	// database, or undecodable); phase and progress are still mirrored.
 	NodesUnavailable string
@@ -84,7 +87,61 @@ func Observe(in *wfv1.Workflow) Observation {
 		return n.TemplateName == fetchkubeconfig.Name && n.Phase == wfv1.NodeSucceeded
 	})
 	o.Reports = reportsOf(pods)
+	o.Upgrade = upgradeOf(in, nodes)
 	return o
+}
+
+// upgradeOf reads an upgrade's waves from its Workflow: which are done, which waits for
+// approval, runs or failed, and that wave's nodes (its task's limit). nil when the Workflow is
+// not an upgrade.
+func upgradeOf(in *wfv1.Workflow, nodes wfv1.Nodes) *bpav1.UpgradeStatus {
+	version, ok := in.Annotations[bpav1.WorkflowUpgradeAnnotation]
+	if !ok {
+		return nil
+	}
+	limits := map[string]string{}
+	if entry := in.GetTemplateByName(in.Spec.Entrypoint); entry != nil && entry.DAG != nil {
+		for _, t := range entry.DAG.Tasks {
+			for _, p := range t.Arguments.Parameters {
+				if p.Name == runkubespray.LimitParam && p.Value != nil {
+					limits[t.Name] = p.Value.String()
+				}
+			}
+		}
+	}
+	waves := []string{runkubespray.ControlPlaneTask}
+	for i := 1; limits[runkubespray.WaveTask(i)] != ""; i++ {
+		waves = append(waves, runkubespray.WaveTask(i))
+	}
+	// A DAG task's node (the retry node over its attempts, or its pod) is named as the task.
+	phase := map[string]wfv1.NodePhase{}
+	for _, n := range nodes {
+		if n.Type != wfv1.NodeTypePod || !retrySuffix.MatchString(n.DisplayName) {
+			phase[n.DisplayName] = n.Phase
+		}
+	}
+	u := &bpav1.UpgradeStatus{KubernetesVersion: version, Waves: len(waves) - 1}
+	at := ""
+	for i, wave := range waves {
+		switch phase[wave] {
+		case wfv1.NodeSucceeded:
+			u.Upgraded = append(u.Upgraded, wave)
+			continue
+		case wfv1.NodeFailed, wfv1.NodeError:
+			u.Failed, at = wave, wave
+		case wfv1.NodeRunning, wfv1.NodePending:
+			u.Running, at = wave, wave
+		default:
+			if i > 0 && phase[runkubespray.ApprovalTask(i)] == wfv1.NodeRunning {
+				u.Waiting, at = wave, wave
+			}
+		}
+		break
+	}
+	if at != "" {
+		u.Nodes = strings.Split(limits[at], ",")
+	}
+	return u
 }
 
 func phaseOf(p wfv1.WorkflowPhase) bpav1.WorkflowPhase {
@@ -173,7 +230,7 @@ func stepOf(n *wfv1.NodeStatus) string {
 	}
 	if n.Inputs != nil {
 		for _, p := range n.Inputs.Parameters {
-			if p.Name == installsoftware.NodeParam && p.Value != nil {
+			if (p.Name == installsoftware.NodeParam || p.Name == runkubespray.LimitParam) && p.Value != nil {
 				step += " on " + p.Value.String()
 			}
 		}

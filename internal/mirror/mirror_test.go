@@ -13,7 +13,10 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -199,5 +202,66 @@ func TestNewest(t *testing.T) {
 		if name != tc.want {
 			t.Errorf("%s: Newest = %q, want %q", tc.name, name, tc.want)
 		}
+	}
+}
+
+// TestObserveUpgrade: an upgrade's waves as its Workflow runs them: the control plane's
+// running, then done with the first wave of workers waiting for approval, then that wave
+// failed (the failing step names its limit); a Workflow that is no upgrade has none.
+func TestObserveUpgrade(t *testing.T) {
+	p := testutil.Provisioning(t, "provisioning-cluster-abc.yaml")
+	opts := compile.DefaultOptions(p.Spec.KUDPlugins)
+	opts.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Approval: true, Waves: [][]string{{"worker-1"}, {"worker-2"}}}
+	wf, err := compile.Provisioning(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := func(name string, typ wfv1.NodeType, phase wfv1.NodePhase) wfv1.NodeStatus {
+		return wfv1.NodeStatus{ID: name, DisplayName: name, Type: typ, Phase: phase}
+	}
+	wave1 := pod("w1", runkubespray.Name, wfv1.NodeFailed, 3, nil)
+	wave1.DisplayName, wave1.Message = runkubespray.WaveTask(1)+"(0)", "exit code 2"
+	wave1.Inputs = &wfv1.Inputs{Parameters: []wfv1.Parameter{{Name: runkubespray.LimitParam, Value: wfv1.AnyStringPtr("worker-1")}}}
+	for _, tc := range []struct {
+		name  string
+		nodes []wfv1.NodeStatus
+		phase wfv1.WorkflowPhase
+		want  bpav1.UpgradeStatus
+		msg   string
+	}{
+		{"the control plane upgrades", []wfv1.NodeStatus{task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeRunning)}, wfv1.WorkflowRunning,
+			bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Running: runkubespray.ControlPlaneTask, Nodes: []string{runkubespray.ControlPlaneLimit}}, ""},
+		{"the first wave waits for approval", []wfv1.NodeStatus{
+			task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(runkubespray.ApprovalTask(1), wfv1.NodeTypeSuspend, wfv1.NodeRunning),
+		}, wfv1.WorkflowRunning, bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Upgraded: []string{runkubespray.ControlPlaneTask},
+			Waiting: runkubespray.WaveTask(1), Nodes: []string{"worker-1"}}, ""},
+		{"the first wave failed", []wfv1.NodeStatus{
+			task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(runkubespray.ApprovalTask(1), wfv1.NodeTypeSuspend, wfv1.NodeSucceeded),
+			task(runkubespray.WaveTask(1), wfv1.NodeTypeRetry, wfv1.NodeFailed), wave1,
+		}, wfv1.WorkflowFailed, bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Upgraded: []string{runkubespray.ControlPlaneTask},
+			Failed: runkubespray.WaveTask(1), Nodes: []string{"worker-1"}}, "step run-kubespray on worker-1 failed: exit code 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := wf.DeepCopy()
+			w.Status.Phase = tc.phase
+			w.Status.Nodes = wfv1.Nodes{}
+			for _, n := range tc.nodes {
+				w.Status.Nodes[n.ID] = n
+			}
+			o := mirror.Observe(w)
+			if o.Upgrade == nil {
+				t.Fatal("no upgrade observed")
+			}
+			if d := cmp.Diff(tc.want, *o.Upgrade); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+			if tc.msg != "" && o.Message != tc.msg {
+				t.Errorf("message %q, want %q", o.Message, tc.msg)
+			}
+		})
+	}
+	opts.Kubespray = runkubespray.Plan{}
+	if plain, err := compile.Provisioning(p, opts); err != nil || mirror.Observe(plain).Upgrade != nil {
+		t.Errorf("a cluster.yml run: %v, upgrade %+v", err, mirror.Observe(plain).Upgrade)
 	}
 }

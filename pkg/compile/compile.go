@@ -16,6 +16,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -68,10 +69,9 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 				"namespace %q is neither the Provisioning's own nor one the site administrator allows hosts to be taken from (%v)", ns, sortedCopy(opts.HostNamespaces))))
 		}
 	}
-	kubesprayImage := opts.KubesprayImage
-	if p.Spec.Kubespray != nil && p.Spec.Kubespray.Image != "" {
-		kubesprayImage = p.Spec.Kubespray.Image
-		if kubesprayImage != opts.KubesprayImage && !slices.Contains(opts.AllowedKubesprayImages, kubesprayImage) {
+	kubesprayImage := KubesprayImageOf(p, opts)
+	if kubesprayImage != opts.KubesprayImage {
+		if !slices.Contains(opts.AllowedKubesprayImages, kubesprayImage) {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "kubespray", "image"), fmt.Sprintf(
 				"image %q is not one the site administrator allows for kubespray (the default %s, or one of %v)",
 				kubesprayImage, opts.KubesprayImage, sortedCopy(opts.AllowedKubesprayImages))))
@@ -106,7 +106,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	for _, t := range []wfv1.Template{
 		discoverhosts.Template(opts.StepImage, leaving(opts.Kubespray)),
 		resolveleases.Template(opts.StepImage, leaseFormat(opts), opts.LeaseNodeSelector),
-		renderinventory.Template(opts.StepImage, mirror),
+		renderinventory.Template(opts.StepImage, mirror, opts.Kubespray.KubernetesVersion),
 		pinhostkeys.Template(opts.StepImage),
 		kubespray,
 		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), leaving(opts.Kubespray)),
@@ -154,8 +154,15 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		kubesprayArgs = append(kubesprayArgs, outputOf(checkleavingnodes.Name, runkubespray.RemovalVarsParam, runkubespray.RemovalVarsParam))
 		kubesprayAfter = append(kubesprayAfter, checkleavingnodes.Name)
 	}
-	d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: kubesprayArgs}}, kubesprayAfter...)
-	d.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, runkubespray.Name)
+	kubesprayDone := runkubespray.Name
+	if opts.Kubespray.Mode == runkubespray.ModeUpgrade {
+		if kubesprayDone, err = addUpgradeWaves(d, opts.Kubespray, kubesprayArgs, kubesprayAfter); err != nil {
+			return nil, err
+		}
+	} else {
+		d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: kubesprayArgs}}, kubesprayAfter...)
+	}
+	d.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, kubesprayDone)
 	// Plugins run one after another, in CR order: later ones (sriov-network) may need
 	// earlier ones (multus).
 	previous := fetchkubeconfig.Name
@@ -181,6 +188,17 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	wf.Spec.Entrypoint = ProvisionEntrypoint
 	wf.Spec.Templates = templates
 	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.ProvisioningDeadlineSeconds)
+	if opts.Kubespray.Mode == runkubespray.ModeUpgrade {
+		wf.Annotations[bpav1.WorkflowUpgradeAnnotation] = opts.Kubespray.KubernetesVersion
+		// An upgrade runs kubespray once a wave and may wait days for an approval: the
+		// deadline bounds each wave's kubespray, not the whole Workflow.
+		wf.Spec.ActiveDeadlineSeconds = nil
+		for i := range wf.Spec.Templates {
+			if wf.Spec.Templates[i].Name == runkubespray.Name {
+				wf.Spec.Templates[i].ActiveDeadlineSeconds = ptr.To(intstr.FromString(strconv.FormatInt(opts.ProvisioningDeadlineSeconds, 10)))
+			}
+		}
+	}
 	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(p.Spec.SSH, cluster, opts)), knownHostsVolume(cluster))
 	if opts.LeaseFile != "" {
 		wf.Spec.Volumes = append(wf.Spec.Volumes, corev1.Volume{Name: steps.LeasesVolume, VolumeSource: corev1.VolumeSource{
@@ -188,6 +206,40 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		}})
 	}
 	return wf, nil
+}
+
+// addUpgradeWaves adds an upgrade's tasks to d, one after another: the control plane's, then
+// each wave of workers, each after its approval when the plan asks for them. Each runs the
+// run-kubespray template with its own limit; a failed wave stops the ones after it, and
+// Argo's retry starts again from it. It returns the last task.
+func addUpgradeWaves(d *dag, plan runkubespray.Plan, kubesprayArgs []wfv1.Parameter, after []string) (string, error) {
+	withLimit := func(limit string) wfv1.Arguments {
+		return wfv1.Arguments{Parameters: append(slices.Clone(kubesprayArgs), wfv1.Parameter{Name: runkubespray.LimitParam, Value: wfv1.AnyStringPtr(limit)})}
+	}
+	d.addTask(wfv1.DAGTask{Name: runkubespray.ControlPlaneTask, Template: runkubespray.Name, Arguments: withLimit(runkubespray.ControlPlaneLimit)}, after...)
+	previous := runkubespray.ControlPlaneTask
+	if plan.Approval && len(plan.Waves) > 0 {
+		if err := d.addTemplate(runkubespray.ApprovalTemplate()); err != nil {
+			return "", err
+		}
+	}
+	for i, wave := range plan.Waves {
+		if plan.Approval {
+			d.addTask(wfv1.DAGTask{Name: runkubespray.ApprovalTask(i + 1), Template: runkubespray.ApprovalTemplateName}, previous)
+			previous = runkubespray.ApprovalTask(i + 1)
+		}
+		d.addTask(wfv1.DAGTask{Name: runkubespray.WaveTask(i + 1), Template: runkubespray.Name, Arguments: withLimit(strings.Join(wave, ","))}, previous)
+		previous = runkubespray.WaveTask(i + 1)
+	}
+	return previous, nil
+}
+
+// KubesprayImageOf is the kubespray image p's runs use: its own, or the site's.
+func KubesprayImageOf(p *bpav1.Provisioning, opts Options) string {
+	if p.Spec.Kubespray != nil && p.Spec.Kubespray.Image != "" {
+		return p.Spec.Kubespray.Image
+	}
+	return opts.KubesprayImage
 }
 
 // Software compiles a Software into resolve-cluster-hosts → install-software, one task per
@@ -463,6 +515,12 @@ func describeProvisioning(p *bpav1.Provisioning, opts Options, mirror *offline.M
 	desc := fmt.Sprintf("%d masters, %d workers, kubespray %s", len(p.Spec.Masters), len(p.Spec.Workers), mode)
 	if len(opts.Kubespray.Nodes) > 0 {
 		desc += " " + strings.Join(opts.Kubespray.Nodes, ",")
+	}
+	if mode == runkubespray.ModeUpgrade {
+		desc += " to Kubernetes " + opts.Kubespray.KubernetesVersion + fmt.Sprintf(": the control plane, then %d waves of workers", len(opts.Kubespray.Waves))
+		if opts.Kubespray.Approval && len(opts.Kubespray.Waves) > 0 {
+			desc += ", each after its approval (argo resume)"
+		}
 	}
 	if len(p.Spec.KUDPlugins) > 0 {
 		desc += ", plugins " + strings.Join(p.Spec.KUDPlugins, ", ")

@@ -103,6 +103,15 @@ func TestCompileVariants(t *testing.T) {
 		{"remove", func(o *compile.Options) {
 			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker-1", "worker-2"}}
 		}},
+		{"version", func(o *compile.Options) {
+			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.33.7"}
+		}},
+		{"upgrade", func(o *compile.Options) {
+			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"worker-1"}, {"worker-2"}}}
+		}},
+		{"upgrade-approved", func(o *compile.Options) {
+			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Approval: true, Waves: [][]string{{"worker-1"}, {"worker-2"}}}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := options(t)

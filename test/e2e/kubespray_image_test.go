@@ -122,7 +122,7 @@ func listDownloads(t *testing.T, ctrd *testctr.Containerd, ref, dir string) ([]k
 // mode's variables and the file the step wrote (check-site-mirror's input).
 func listDownloadsFor(t *testing.T, ctrd *testctr.Containerd, ref, dir string, p *bpav1.Provisioning, hosts []bpav1.Node, mirror *offline.Mirror) ([]kubespraydownloads.Download, map[string]any, string) {
 	t.Helper()
-	inventory, extraVars, err := renderinventory.Render(p, hosts, mirror)
+	inventory, extraVars, err := renderinventory.Render(p, hosts, renderinventory.Options{Mirror: mirror})
 	must(t, err)
 	vars, err := mirror.KubesprayVars()
 	must(t, err)

@@ -137,7 +137,7 @@ func TestOfflineSite(t *testing.T) {
 // stand-in's offline.yml on them with a local connection, the host's files under standin.
 func runStandIn(t *testing.T, scratch, standin string, p *bpav1.Provisioning, hosts []bpav1.Node, mirror *offline.Mirror) (string, error) {
 	t.Helper()
-	inventory, extraVars, err := renderinventory.Render(p, hosts, mirror)
+	inventory, extraVars, err := renderinventory.Render(p, hosts, renderinventory.Options{Mirror: mirror})
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(scratch, "hosts.ini"), inventory, 0o644))
 	must(t, os.WriteFile(filepath.Join(scratch, "extra-vars.json"), extraVars, 0o644))

@@ -241,7 +241,7 @@ func (s *suite) servePackagesKubesprayInstalls(p *bpav1.Provisioning) {
 	// online, before the controller runs (whose options hold the site's mirror).
 	online := p.DeepCopy()
 	online.Spec.Offline = ptr.To(false)
-	inventory, extraVars, err := renderinventory.Render(online, nodes, nil)
+	inventory, extraVars, err := renderinventory.Render(online, nodes, renderinventory.Options{})
 	must(s.t, err)
 	in := testkubespray.Inputs{Inventory: inventory, ExtraVars: extraVars, KnownHosts: []byte(knownHosts.String()), Key: s.clusterKey}
 	packages := testkubespray.Packages(s.t, online, in)

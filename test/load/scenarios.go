@@ -118,7 +118,7 @@ func (h *harness) direct(withIdentity bool) func(context.Context, *bpav1.Provisi
 		if err := c.Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
-		plan, err := day2.KubesprayPlan(p)
+		plan, err := day2.KubesprayPlan(p, compile.KubesprayImageOf(p, h.compile))
 		if err != nil {
 			return err
 		}

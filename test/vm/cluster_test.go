@@ -60,7 +60,7 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 		// Kubernetes' network plugin finds its interface by the default route.
 		testvm.WithGateway())
 	ctx := context.Background()
-	online, onlineVars, err := renderinventory.Run(ctx, s.env.Client, s.ref, s.addressed, nil)
+	online, onlineVars, err := renderinventory.Run(ctx, s.env.Client, s.ref, s.addressed, renderinventory.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func renderOffline(t *testing.T, p *bpav1.Provisioning, addressed []bpav1.Node, 
 	op.Spec.Offline = ptr.To(true)
 	maps.Copy(vars, p.Spec.Kubespray.ExtraVars)
 	op.Spec.Kubespray.ExtraVars = vars
-	inventory, extraVars, err = renderinventory.Render(op, addressed, mirror)
+	inventory, extraVars, err = renderinventory.Render(op, addressed, renderinventory.Options{Mirror: mirror})
 	if err != nil {
 		t.Fatal(err)
 	}

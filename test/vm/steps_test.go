@@ -61,7 +61,7 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 
 	// kubespray's stand-in, run as run-kubespray runs kubespray: the rendered inventory and extra
 	// variables, strict host key checking against the pins, the admin user with become.
-	inventory, extraVars, err := renderinventory.Run(ctx, env.Client, ref, addressed, nil)
+	inventory, extraVars, err := renderinventory.Run(ctx, env.Client, ref, addressed, renderinventory.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

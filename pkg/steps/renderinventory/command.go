@@ -16,9 +16,9 @@ import (
 // Command is the step as its pod runs it, and as `plan` runs it on files.
 func Command() *cobra.Command {
 	var cr stepcmd.CRFlags
-	var crFile, hostsFile, outputDir, mirrorURL, kubesprayFiles string
+	var crFile, hostsFile, outputDir, mirrorURL, kubesprayFiles, kubernetesVersion string
 	cmd := &cobra.Command{
-		Use:   Name + " (--namespace NS --name N --uid U --generation G | --cr FILE) --hosts FILE --output-dir DIR [--offline-mirror URL --offline-kubespray-files NAME:VERSION]",
+		Use:   Name + " (--namespace NS --name N --uid U --generation G | --cr FILE) --hosts FILE --output-dir DIR [--offline-mirror URL --offline-kubespray-files NAME:VERSION] [--kubernetes-version V]",
 		Short: "Render kubespray's inventory and extra variables for the addressed hosts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -30,13 +30,14 @@ func Command() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			opts := Options{Mirror: mirror, KubernetesVersion: kubernetesVersion}
 			var inventory, extraVars []byte
 			if crFile == "" {
 				ref, c, err := cr.Connect()
 				if err != nil {
 					return err
 				}
-				if inventory, extraVars, err = Run(cmd.Context(), c, ref, placed, mirror); err != nil {
+				if inventory, extraVars, err = Run(cmd.Context(), c, ref, placed, opts); err != nil {
 					return err
 				}
 			} else {
@@ -44,7 +45,7 @@ func Command() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if inventory, extraVars, err = Render(p, placed, mirror); err != nil {
+				if inventory, extraVars, err = Render(p, placed, opts); err != nil {
 					return err
 				}
 			}
@@ -60,6 +61,7 @@ func Command() *cobra.Command {
 	cmd.Flags().StringVar(&outputDir, "output-dir", ".", "directory to write "+InventoryFile+" and "+ExtraVarsFile+" into")
 	cmd.Flags().StringVar(&mirrorURL, OfflineMirrorFlag, "", "offline mode: the site's mirror (the file server as the nodes reach it)")
 	cmd.Flags().StringVar(&kubesprayFiles, OfflineKubesprayFilesFlag, "", "offline mode: the file set serving kubespray's files_repo, NAME:VERSION")
+	cmd.Flags().StringVar(&kubernetesVersion, KubernetesVersionFlag, "", "the Kubernetes version the run installs or upgrades to (kube_version), as the controller planned it")
 	_ = cmd.MarkFlagRequired("hosts")
 	return cmd
 }

@@ -7,14 +7,25 @@ import (
 	"slices"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubesprayreleases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 )
 
+// Options are what a run adds to the CR's own variables.
+type Options struct {
+	// Mirror turns offline mode on: the site's mirror.
+	Mirror *offline.Mirror
+	// KubernetesVersion the run installs or upgrades to (kube_version), as the controller
+	// planned it; empty leaves kubespray's default.
+	KubernetesVersion string
+}
+
 // Render is the step's logic without I/O: the inventory for the addressed hosts, and the
-// extra variables (kube_pods_subnet from PodSubnet, offline mode's when mirror is not nil, then
-// the CR's kubespray.extraVars) as JSON. In offline mode the CR may not set offline mode's
+// extra variables (kube_pods_subnet from PodSubnet, kube_version, offline mode's with a mirror,
+// then the CR's kubespray.extraVars) as JSON. In offline mode the CR may not set offline mode's
 // variables: a site without internet access has one mirror.
-func Render(p *bpav1.Provisioning, hosts []bpav1.Node, mirror *offline.Mirror) (inventory, extraVars []byte, err error) {
+func Render(p *bpav1.Provisioning, hosts []bpav1.Node, opts Options) (inventory, extraVars []byte, err error) {
+	mirror := opts.Mirror
 	if errs := p.Validate(); len(errs) > 0 {
 		return nil, nil, &bpav1.InvalidError{Kind: "Provisioning", Namespace: p.Namespace, Name: p.Name, Errs: errs}
 	}
@@ -29,6 +40,12 @@ func Render(p *bpav1.Provisioning, hosts []bpav1.Node, mirror *offline.Mirror) (
 	vars := map[string]any{}
 	if p.Spec.PodSubnet != "" {
 		vars["kube_pods_subnet"] = p.Spec.PodSubnet
+	}
+	if v := opts.KubernetesVersion; v != "" {
+		if _, err := kubesprayreleases.ParseVersion(v); err != nil {
+			return nil, nil, fmt.Errorf("the run's Kubernetes version: %w", err)
+		}
+		vars["kube_version"] = v
 	}
 	if mirror != nil {
 		offlineVars, err := mirror.KubesprayVars()

@@ -28,7 +28,7 @@ var hosts = []bpav1.Node{{Label: "master-1", Role: "master,worker", BareMetalHos
 // TestRenderOffline: offline mode's variables join the CR's, and the CR may not set them.
 func TestRenderOffline(t *testing.T) {
 	mirror := &offline.Mirror{URL: "http://10.10.0.2:30580", KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: "v2.28.0"}}
-	_, raw, err := Render(provisioning(map[string]bpav1.ExtraVarValue{"kube_network_plugin": bpav1.ExtraVar("calico")}), hosts, mirror)
+	_, raw, err := Render(provisioning(map[string]bpav1.ExtraVarValue{"kube_network_plugin": bpav1.ExtraVar("calico")}), hosts, Options{Mirror: mirror})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,16 +44,16 @@ func TestRenderOffline(t *testing.T) {
 		t.Fatalf("containerd_registries_mirrors is not a list of two (the mirror's host, _default): %s", raw)
 	}
 
-	_, raw, err = Render(provisioning(nil), hosts, nil)
+	_, raw, err = Render(provisioning(nil), hosts, Options{})
 	if err != nil || strings.Contains(string(raw), "files_repo") || strings.Contains(string(raw), "containerd") {
 		t.Fatalf("online extra vars: %s, %v", raw, err)
 	}
 	// Online, a CR may point kubespray at a mirror of its own.
-	if _, raw, err = Render(provisioning(map[string]bpav1.ExtraVarValue{"files_repo": bpav1.ExtraVar("http://mirror.site.example")}), hosts, nil); err != nil || !strings.Contains(string(raw), "mirror.site.example") {
+	if _, raw, err = Render(provisioning(map[string]bpav1.ExtraVarValue{"files_repo": bpav1.ExtraVar("http://mirror.site.example")}), hosts, Options{}); err != nil || !strings.Contains(string(raw), "mirror.site.example") {
 		t.Fatalf("online files_repo: %s, %v", raw, err)
 	}
 	for _, name := range []string{"files_repo", "registry_host", "dl_k8s_io_url", "containerd_registries_mirrors"} {
-		_, _, err := Render(provisioning(map[string]bpav1.ExtraVarValue{name: bpav1.ExtraVar("http://elsewhere")}), hosts, mirror)
+		_, _, err := Render(provisioning(map[string]bpav1.ExtraVarValue{name: bpav1.ExtraVar("http://elsewhere")}), hosts, Options{Mirror: mirror})
 		if err == nil || !strings.Contains(err.Error(), "spec.kubespray.extraVars["+name+"]: offline mode sets it to the site's mirror") {
 			t.Errorf("offline, extraVars[%s]: %v", name, err)
 		}

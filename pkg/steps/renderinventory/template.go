@@ -22,15 +22,20 @@ const (
 const (
 	OfflineMirrorFlag         = "offline-mirror"
 	OfflineKubesprayFilesFlag = "offline-kubespray-files"
+	// KubernetesVersionFlag is the version the run installs (kube_version).
+	KubernetesVersionFlag = "kubernetes-version"
 )
 
 // Template renders the inventory (INI) and the extra variables (JSON); with a mirror, the
-// extra variables are offline mode's.
-func Template(stepImage string, mirror *offline.Mirror) wfv1.Template {
+// extra variables are offline mode's; with a kubernetesVersion, kube_version is it.
+func Template(stepImage string, mirror *offline.Mirror, kubernetesVersion string) wfv1.Template {
 	args := append(steps.CRArgs(),
 		"--hosts="+steps.HostsFile,
 		"--output-dir="+steps.OutputsDir,
 	)
+	if kubernetesVersion != "" {
+		args = append(args, "--"+KubernetesVersionFlag+"="+kubernetesVersion)
+	}
 	if mirror != nil {
 		args = append(args, "--"+OfflineMirrorFlag+"="+mirror.URL,
 			"--"+OfflineKubesprayFilesFlag+"="+mirror.KubesprayFiles.Name+":"+mirror.KubesprayFiles.Version)

@@ -27,7 +27,7 @@ func TestExtraVarsReachAnsibleTyped(t *testing.T) {
 		"containerd_registries_mirrors": bpav1.ExtraVar([]map[string]any{
 			{"prefix": "docker.io", "mirrors": []map[string]any{{"host": "http://10.0.0.1:5000", "capabilities": []string{"pull", "resolve"}, "skip_verify": false}}},
 		}),
-	}), hosts, nil)
+	}), hosts, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

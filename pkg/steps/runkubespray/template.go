@@ -29,6 +29,9 @@ const (
 	ModeScale Mode = "scale"
 	// ModeRemove runs remove-node.yml for nodes leaving.
 	ModeRemove Mode = "remove"
+	// ModeUpgrade runs upgrade-cluster.yml wave by wave: the control plane and etcd first,
+	// then the workers in Waves, as kubespray's node-based upgrade does (docs/operations/upgrades.md).
+	ModeUpgrade Mode = "upgrade"
 )
 
 // Plan is the kubespray run a Workflow does.
@@ -36,6 +39,14 @@ type Plan struct {
 	Mode Mode
 	// Nodes are the nodes scale.yml is limited to, or remove-node.yml removes.
 	Nodes []string
+	// KubernetesVersion the run installs, or upgrades to (kubespray's kube_version, in the
+	// extra variables render-inventory writes); empty leaves kubespray's own default (an image
+	// of a release the controller does not know).
+	KubernetesVersion string
+	// Waves are an upgrade's workers, wave by wave, after the control plane.
+	Waves [][]string
+	// Approval makes each wave of workers wait for an operator (an Argo suspend node).
+	Approval bool
 }
 
 // Command is the container's command and arguments for the plan: ansible-playbook, except in
@@ -69,6 +80,22 @@ func (p Plan) Command() (command, args []string, err error) {
 		}
 		// The script's own name ($0), the limit ($1), then ansible-playbook's arguments.
 		return []string{"/bin/sh", "-c", ScaleScript}, append([]string{Name, nodes}, args...), nil
+	case ModeUpgrade:
+		if len(p.Nodes) > 0 || p.KubernetesVersion == "" {
+			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes and needs the version to upgrade to", p.Mode)
+		}
+		for _, wave := range p.Waves {
+			for _, n := range wave {
+				if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
+					return nil, nil, fmt.Errorf("kubespray node %q: %s", n, strings.Join(msgs, "; "))
+				}
+			}
+		}
+		// One template for every wave: the limit is the task's parameter ($1 of a constant
+		// script, never shell text); a wave's workers go at once (serial), the masters one
+		// at a time whatever serial says (kubespray's control-plane play has serial: 1).
+		return []string{"/bin/sh", "-c", UpgradeScript}, append(append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...),
+			"--extra-vars=serial=100%"), nil
 	case ModeRemove:
 		if len(p.Nodes) == 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
@@ -92,6 +119,40 @@ echo "run-kubespray: playbooks/facts.yml on every node first: scale.yml --limit=
 ansible-playbook "$@" playbooks/facts.yml || exit
 exec ansible-playbook "$@" --limit="$limit" scale.yml
 `
+
+// UpgradeScript is one wave of an upgrade: facts.yml over every node (for the same reason as a
+// scale run's), then upgrade-cluster.yml limited to the wave.
+const UpgradeScript = `limit=$1
+shift
+echo "run-kubespray: playbooks/facts.yml on every node first: upgrade-cluster.yml --limit=$limit needs the others' facts in kubespray's fact cache"
+ansible-playbook "$@" playbooks/facts.yml || exit
+exec ansible-playbook "$@" --limit="$limit" upgrade-cluster.yml
+`
+
+// The upgrade's waves as DAG tasks: the control plane's, then each wave of workers, each
+// perhaps after its approval (ApprovalTemplate).
+const (
+	// LimitParam is an upgrade wave's input: the --limit of its upgrade-cluster.yml.
+	LimitParam = "limit"
+	// ControlPlaneLimit is the first wave: the masters and etcd.
+	ControlPlaneLimit = "kube_control_plane:etcd"
+	// ControlPlaneTask upgrades the control plane.
+	ControlPlaneTask = "upgrade-control-plane"
+	// ApprovalTemplateName is the suspend template every approval runs.
+	ApprovalTemplateName = "approve-wave"
+)
+
+// WaveTask is the task that upgrades the workers of wave i (from 1).
+func WaveTask(i int) string { return fmt.Sprintf("upgrade-wave-%d", i) }
+
+// ApprovalTask is the task that waits for wave i's approval.
+func ApprovalTask(i int) string { return fmt.Sprintf("approve-wave-%d", i) }
+
+// ApprovalTemplate stops the Workflow until an operator resumes it (argo resume, or Resume in
+// Argo's UI): a suspend node with no deadline, since an approval may take days.
+func ApprovalTemplate() wfv1.Template {
+	return wfv1.Template{Name: ApprovalTemplateName, Suspend: &wfv1.SuspendTemplate{}}
+}
 
 // KubesprayUser is the uid and gid the kubespray container runs as: "nobody" and "nogroup",
 // which the upstream image's Ubuntu base has in /etc/passwd. OpenSSH's client refuses to run
@@ -142,6 +203,9 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 			steps.InputFile(steps.ExtraVarsParam, "extra-vars.json"),
 		},
 	}
+	if plan.Mode == ModeUpgrade {
+		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: LimitParam})
+	}
 	if plan.Mode == ModeRemove {
 		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: RemovalVarsParam})
 		inputs.Artifacts = append(inputs.Artifacts, steps.InputFile(RemovalVarsParam, RemovalVarsFile))
@@ -189,6 +253,12 @@ func (p Plan) String() string {
 		return "scale.yml for " + strings.Join(p.Nodes, ", ")
 	case ModeRemove:
 		return "remove-node.yml for " + strings.Join(p.Nodes, ", ")
+	case ModeUpgrade:
+		approval := ""
+		if p.Approval && len(p.Waves) > 0 {
+			approval = ", each approved"
+		}
+		return fmt.Sprintf("upgrade-cluster.yml to Kubernetes %s: the control plane, then %d waves of workers%s", p.KubernetesVersion, len(p.Waves), approval)
 	}
 	return "cluster.yml"
 }

@@ -49,6 +49,46 @@ func TestScaleRunsFactsFirst(t *testing.T) {
 	}
 }
 
+// TestUpgradeWaveRunsFactsFirst: one wave of an upgrade, as its pod runs it once Argo has put
+// the wave's limit in: facts.yml over every node, then upgrade-cluster.yml limited to the wave,
+// its workers at once; a failed facts.yml stops it.
+func TestUpgradeWaveRunsFactsFirst(t *testing.T) {
+	command, args, err := Plan{Mode: ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"worker-1", "worker-2"}}}.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args[1] != "{{inputs.parameters."+LimitParam+"}}" {
+		t.Fatalf("the limit is %q, want the task's parameter", args[1])
+	}
+	args[1] = "worker-1,worker-2"
+	bin := t.TempDir()
+	record := filepath.Join(t.TempDir(), "calls")
+	fake := "#!/bin/sh\necho \"$*\" >> " + record + "\ncase \"$*\" in *facts.yml) exit ${FACTS_EXIT:-0};; esac\n"
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, factsExit := range []string{"0", "3"} {
+		_ = os.Remove(record)
+		cmd := exec.Command(command[0], append(command[1:], args...)...)
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "FACTS_EXIT=" + factsExit}
+		out, err := cmd.CombinedOutput()
+		calls, _ := os.ReadFile(record)
+		common := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials --extra-vars=serial=100%"
+		want := common + " playbooks/facts.yml\n" + common + " --limit=worker-1,worker-2 upgrade-cluster.yml\n"
+		if factsExit != "0" {
+			want = common + " playbooks/facts.yml\n"
+			if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 3 {
+				t.Errorf("facts.yml failing with 3: %v %s", err, out)
+			}
+		} else if err != nil {
+			t.Errorf("%v: %s", err, out)
+		}
+		if string(calls) != want {
+			t.Errorf("facts.yml exit %s: the wave called\n%s\nwant\n%s", factsExit, calls, want)
+		}
+	}
+}
+
 // TestCommands are the other modes' command lines, and the plans refused.
 func TestCommands(t *testing.T) {
 	for _, tc := range []struct {
@@ -62,7 +102,10 @@ func TestCommands(t *testing.T) {
 		{plan: Plan{Mode: ModeScale}, wantErr: "needs the nodes to add"},
 		{plan: Plan{Mode: ModeRemove}, wantErr: "needs the nodes to remove"},
 		{plan: Plan{Mode: ModeScale, Nodes: []string{"w;reboot"}}, wantErr: `kubespray node "w;reboot"`},
-		{plan: Plan{Mode: "upgrade"}, wantErr: `unknown kubespray mode "upgrade"`},
+		{plan: Plan{Mode: "sync"}, wantErr: `unknown kubespray mode "sync"`},
+		{plan: Plan{Mode: ModeUpgrade}, wantErr: "needs the version to upgrade to"},
+		{plan: Plan{Mode: ModeUpgrade, KubernetesVersion: "1.34.3", Nodes: []string{"worker-1"}}, wantErr: "takes no nodes"},
+		{plan: Plan{Mode: ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"w;reboot"}}}, wantErr: `kubespray node "w;reboot"`},
 	} {
 		command, args, err := tc.plan.Command()
 		if tc.wantErr != "" {
