@@ -109,7 +109,7 @@ UNTIL ?= 1
 e2e-cluster: export BPA_REAL_CLUSTER := $(UNTIL)
 e2e-cluster: export BPA_KUBESPRAY_LOG := $(CURDIR)/bin/e2e-cluster-kubespray.log
 e2e-cluster: export BPA_E2E_CLUSTER_FIGURES := $(CURDIR)/bin/e2e-cluster-figures.json
-e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, by hand then through the controller and Argo (root; about 2 hours).
+e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, by hand then through the controller and Argo, then a worker added and two removed (root; hours: UNTIL=ready, 70 min, stops both at Ready).
 	@mkdir -p bin && : > $$BPA_KUBESPRAY_LOG && echo "kubespray's output by hand, as it comes: tail -f $$BPA_KUBESPRAY_LOG"
 	@if [[ " $(E2E_CLUSTER) " == *" hand "* ]]; then set -x; $(VM_SUITE) -timeout 150m -run 'TestRealClusterOnVirtualMachines' ./test/vm/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
@@ -119,7 +119,7 @@ test-update-golden: ## Rewrite the golden files under testdata/.
 	go test ./pkg/compile/ ./pkg/steps/renderinventory/ ./internal/cli/ ./charts/ -update
 
 .PHONY: fuzz
-fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, artifact names, image lists, file paths, kubespray's download lists) for FUZZTIME each.
+fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, artifact names, image lists, file paths, kubespray's download lists, nodes reports, Kubernetes versions) for FUZZTIME each.
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseISC$$' -fuzztime $(FUZZTIME)
 	go test ./internal/manifest -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseDnsmasq$$' -fuzztime $(FUZZTIME)
@@ -130,6 +130,8 @@ fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, 
 	go test ./internal/fileserver -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME)
 	go test ./internal/fileserver -run '^$$' -fuzz '^FuzzParseOCIPath$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/kubespraydownloads -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/steps/reportnodes -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/kubesprayreleases -run '^$$' -fuzz '^FuzzParseVersion$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench
 bench: ## Run the benchmarks.

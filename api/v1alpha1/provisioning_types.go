@@ -231,6 +231,18 @@ type ProvisioningStatus struct {
 	// +optional
 	Provisioned *ProvisionedNodes `json:"provisioned,omitempty"`
 
+	// kubelets are the cluster's nodes by the kubelet version they run, as the last Workflow's
+	// report-nodes read them through the stored kubeconfig (whether that Workflow succeeded or
+	// failed: a half-done upgrade shows here).
+	// +optional
+	// +listType=map
+	// +listMapKey=version
+	Kubelets []KubeletVersion `json:"kubelets,omitempty"`
+
+	// kubeletVersions sums kubelets up for kubectl get: "v1.33.7 ×1, v1.34.3 ×2".
+	// +optional
+	KubeletVersions string `json:"kubeletVersions,omitempty"`
+
 	// upgrade is where the mirrored Workflow's upgrade stands, when it is one.
 	// +optional
 	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
@@ -240,6 +252,17 @@ type ProvisioningStatus struct {
 	// controller was down) is Stalled (WorkflowDeleted), never started again by itself.
 	// +optional
 	StartedRun *RunStart `json:"startedRun,omitempty"`
+}
+
+// KubeletVersion is the nodes that run one kubelet version.
+type KubeletVersion struct {
+	// version of the kubelet, as the node reports it ("v1.34.3").
+	Version string `json:"version"`
+	// nodes that run it.
+	Nodes []string `json:"nodes"`
+	// notReady are those of them that are not Ready.
+	// +optional
+	NotReady []string `json:"notReady,omitempty"`
 }
 
 // UpgradeStatus is where an upgrade's Workflow stands, wave by wave. Its waves are its tasks,
@@ -325,6 +348,7 @@ type ProvisionedEntry struct {
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Workflow",type=string,JSONPath=`.status.workflowName`
 // +kubebuilder:printcolumn:name="Kubernetes",type=string,JSONPath=`.status.provisioned.kubernetesVersion`,priority=1
+// +kubebuilder:printcolumn:name="Kubelets",type=string,JSONPath=`.status.kubeletVersions`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

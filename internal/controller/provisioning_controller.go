@@ -417,6 +417,9 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation, l
 		}
 	}
 	p.Status.Upgrade = o.Upgrade
+	if r := o.NodesReport; r != nil && r.Unreadable == "" {
+		p.Status.Kubelets, p.Status.KubeletVersions = r.Kubelets, r.Summary()
+	}
 	if o.KubeconfigWritten {
 		p.Status.KubeconfigSecretName = p.Labels[bpav1.ClusterLabel] + bpav1.KubeconfigSecretSuffix
 	}

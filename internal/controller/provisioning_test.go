@@ -40,16 +40,16 @@ func withIPs(hosts []bpav1.Node) []bpav1.Node {
 
 // provisioned drives a Provisioning Workflow to Succeeded with every step's outputs, as Argo
 // would leave it.
-func provisioned(t *testing.T, wf *wfv1.Workflow, hosts []bpav1.Node) {
+func provisioned(t *testing.T, wf *wfv1.Workflow, hosts []bpav1.Node, more ...wfv1.NodeStatus) {
 	t.Helper()
 	now := time.Now()
-	succeed(t, wf,
+	succeed(t, wf, append([]wfv1.NodeStatus{
 		node(wf.Name, "discover-hosts", wfv1.NodeSucceeded, now.Add(-5*time.Second), hostsJSON(t, hosts...)),
 		node(wf.Name, "resolve-leases", wfv1.NodeSucceeded, now.Add(-4*time.Second), hostsJSON(t, withIPs(hosts)...)),
 		node(wf.Name, "render-inventory", wfv1.NodeSucceeded, now.Add(-3*time.Second), nil),
 		node(wf.Name, "run-kubespray", wfv1.NodeSucceeded, now.Add(-2*time.Second), nil),
 		node(wf.Name, "fetch-kubeconfig", wfv1.NodeSucceeded, now.Add(-time.Second), nil),
-	)
+	}, more...)...)
 }
 
 func waitReady(t *testing.T, p *bpav1.Provisioning, generation int64) *bpav1.Provisioning {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
@@ -88,9 +89,16 @@ func TestProvisioningUpgrade(t *testing.T) {
 			}
 			return nil
 		})
-		provisioned(t, wf, site.at(abcHosts...))
-		if cur := waitReady(t, p, 3); cur.Status.Provisioned.KubernetesVersion != "1.34.3" {
+		// The exit handler read the nodes: one worker still at the old version, and NotReady.
+		report := `{"kubelets":[{"version":"v1.33.7","nodes":["worker-2"],"notReady":["worker-2"]},{"version":"v1.34.3","nodes":["master","worker-1"]}]}`
+		provisioned(t, wf, site.at(abcHosts...), node(wf.Name, reportnodes.Name, wfv1.NodeSucceeded, time.Now(), map[string]string{reportnodes.ReportParam: report}))
+		cur := waitReady(t, p, 3)
+		if cur.Status.Provisioned.KubernetesVersion != "1.34.3" {
 			t.Errorf("after the upgrade, recorded version %q", cur.Status.Provisioned.KubernetesVersion)
+		}
+		wantKubelets := []bpav1.KubeletVersion{{Version: "v1.33.7", Nodes: []string{"worker-2"}, NotReady: []string{"worker-2"}}, {Version: "v1.34.3", Nodes: []string{"master", "worker-1"}}}
+		if d := cmp.Diff(wantKubelets, cur.Status.Kubelets); d != "" || cur.Status.KubeletVersions != "v1.33.7 ×1 (1 NotReady), v1.34.3 ×2" {
+			t.Errorf("status.kubelets (-want +got):\n%s\nkubeletVersions %q", d, cur.Status.KubeletVersions)
 		}
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
@@ -46,6 +47,8 @@ type Observation struct {
 	KubeconfigWritten bool
 	// Reports of install-software, one per node, the newest attempt of each.
 	Reports []installsoftware.Report
+	// NodesReport is what report-nodes read of the cluster's nodes; nil before it has run.
+	NodesReport *reportnodes.Report
 	// Upgrade is where an upgrade's waves stand; nil for a Workflow that is not an upgrade.
 	Upgrade *bpav1.UpgradeStatus
 	// NodesUnavailable says why the node status could not be read (offloaded to Argo's
@@ -88,7 +91,29 @@ func Observe(in *wfv1.Workflow) Observation {
 	})
 	o.Reports = reportsOf(pods)
 	o.Upgrade = upgradeOf(in, nodes)
+	o.NodesReport = nodesReportOf(pods)
 	return o
+}
+
+// nodesReportOf reads report-nodes' output, the newest attempt that succeeded; a report that
+// does not parse is taken as unreadable.
+func nodesReportOf(pods []wfv1.NodeStatus) *reportnodes.Report {
+	var found *wfv1.NodeStatus
+	for i := range pods {
+		n := &pods[i]
+		if n.TemplateName == reportnodes.Name && n.Phase == wfv1.NodeSucceeded && (found == nil || newer(n, found)) {
+			found = n
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	raw, _ := outputParam(found, reportnodes.ReportParam)
+	r, err := reportnodes.Parse(raw)
+	if err != nil {
+		return &reportnodes.Report{Unreadable: err.Error()}
+	}
+	return &r
 }
 
 // upgradeOf reads an upgrade's waves from its Workflow: which are done, which waits for

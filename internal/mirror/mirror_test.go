@@ -16,6 +16,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
@@ -263,5 +264,23 @@ func TestObserveUpgrade(t *testing.T) {
 	opts.Kubespray = runkubespray.Plan{}
 	if plain, err := compile.Provisioning(p, opts); err != nil || mirror.Observe(plain).Upgrade != nil {
 		t.Errorf("a cluster.yml run: %v, upgrade %+v", err, mirror.Observe(plain).Upgrade)
+	}
+}
+
+// TestObserveNodesReport: report-nodes' output, newest successful attempt; one that does not
+// parse is unreadable; none before it has run.
+func TestObserveNodesReport(t *testing.T) {
+	wf := &wfv1.Workflow{Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowFailed, Nodes: wfv1.Nodes{}}}
+	if o := mirror.Observe(wf); o.NodesReport != nil {
+		t.Errorf("before report-nodes ran: %+v", o.NodesReport)
+	}
+	wf.Status.Nodes["old"] = pod("old", reportnodes.Name, wfv1.NodeSucceeded, 1, map[string]string{reportnodes.ReportParam: `{"unreadable":"old"}`})
+	wf.Status.Nodes["new"] = pod("new", reportnodes.Name, wfv1.NodeSucceeded, 2, map[string]string{reportnodes.ReportParam: `{"kubelets":[{"version":"v1.34.3","nodes":["master"]}]}`})
+	if o := mirror.Observe(wf); o.NodesReport == nil || o.NodesReport.Summary() != "v1.34.3 ×1" {
+		t.Errorf("the newest report: %+v", o.NodesReport)
+	}
+	wf.Status.Nodes["bad"] = pod("bad", reportnodes.Name, wfv1.NodeSucceeded, 3, map[string]string{reportnodes.ReportParam: `{"kubelets":[{"version":"v1","nodes":["a;b"]}]}`})
+	if o := mirror.Observe(wf); o.NodesReport == nil || !strings.Contains(o.NodesReport.Unreadable, `node "a;b"`) {
+		t.Errorf("a report that does not parse: %+v", o.NodesReport)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -198,6 +199,12 @@ func Apply(ctx context.Context, c client.Client, path string) error {
 // Main is the body of a TestMain that shares one control plane across a package's tests: it
 // starts it into *env, runs the tests, stops it and exits with the tests' code.
 func Main(m *testing.M, env **Env) {
+	// A fuzzing worker runs only the fuzz target, which needs no control plane: starting one in
+	// every worker process would stall the fuzzing.
+	flag.Parse()
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		os.Exit(m.Run())
+	}
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

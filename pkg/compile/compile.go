@@ -32,6 +32,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
@@ -110,6 +111,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		pinhostkeys.Template(opts.StepImage),
 		kubespray,
 		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), leaving(opts.Kubespray)),
+		reportnodes.Template(opts.StepImage),
 	} {
 		if err := d.addTemplate(t); err != nil {
 			return nil, err
@@ -187,6 +189,8 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	}
 	wf.Spec.Entrypoint = ProvisionEntrypoint
 	wf.Spec.Templates = templates
+	// Whatever the run's outcome, the nodes' versions are read for the status.
+	wf.Spec.OnExit = reportnodes.Name
 	wf.Spec.ActiveDeadlineSeconds = ptr.To(opts.ProvisioningDeadlineSeconds)
 	if opts.Kubespray.Mode == runkubespray.ModeUpgrade {
 		wf.Annotations[bpav1.WorkflowUpgradeAnnotation] = opts.Kubespray.KubernetesVersion
@@ -199,7 +203,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 			}
 		}
 	}
-	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(p.Spec.SSH, cluster, opts)), knownHostsVolume(cluster))
+	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(p.Spec.SSH, cluster, opts)), knownHostsVolume(cluster), reportnodes.Volume(cluster))
 	if opts.LeaseFile != "" {
 		wf.Spec.Volumes = append(wf.Spec.Volumes, corev1.Volume{Name: steps.LeasesVolume, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: opts.LeaseFile, Type: ptr.To(corev1.HostPathFile)},

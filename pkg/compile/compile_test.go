@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -344,6 +346,9 @@ func TestWorkflowContract(t *testing.T) {
 	if diff := cmp.Diff(wantTasks, tasks); diff != "" {
 		t.Errorf("DAG (-want +got):\n%s", diff)
 	}
+	if wf.Spec.OnExit != "report-nodes" {
+		t.Errorf("onExit %q: the nodes' versions are read whatever the outcome", wf.Spec.OnExit)
+	}
 	// The SSH key reaches only the steps that log in to nodes.
 	for _, tmpl := range wf.Spec.Templates {
 		if tmpl.Container == nil {
@@ -356,6 +361,10 @@ func TestWorkflowContract(t *testing.T) {
 		if want := tmpl.Name == "run-kubespray" || tmpl.Name == "fetch-kubeconfig"; mountsKey != want {
 			t.Errorf("template %s mounts the SSH key: %v, want %v", tmpl.Name, mountsKey, want)
 		}
+		mountsKubeconfig := slices.ContainsFunc(tmpl.Container.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "kubeconfig" })
+		if want := tmpl.Name == "report-nodes"; mountsKubeconfig != want {
+			t.Errorf("template %s mounts the new cluster's kubeconfig: %v, want %v", tmpl.Name, mountsKubeconfig, want)
+		}
 		if sc := tmpl.Container.SecurityContext; sc == nil || !*sc.RunAsNonRoot || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
 			t.Errorf("template %s: step containers run non-root, read-only, without privilege escalation", tmpl.Name)
 		}
@@ -367,7 +376,7 @@ func TestWorkflowContract(t *testing.T) {
 	}
 	for _, tmpl := range wf.Spec.Templates {
 		noToken := tmpl.AutomountServiceAccountToken != nil && !*tmpl.AutomountServiceAccountToken
-		if want := tmpl.Name == "run-kubespray"; noToken != want {
+		if want := tmpl.Name == "run-kubespray" || tmpl.Name == "report-nodes"; noToken != want {
 			t.Errorf("template %s mounts no token: %v, want %v", tmpl.Name, noToken, want)
 		}
 		if noToken && (tmpl.Executor == nil || tmpl.Executor.ServiceAccountName != "bpa-workflow-executor") {

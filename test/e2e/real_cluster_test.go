@@ -110,6 +110,10 @@ func TestRealClusterUnderArgo(t *testing.T) {
 	say(t, "the real cluster through the controller and Argo: apply → Provisioning Ready %.0f s, → every node Ready %.0f s; %s",
 		ready.Seconds(), applyToReady.Seconds(), state)
 	compareWithHandRun(t, applyToReady)
+	// The Workflow's exit handler read the nodes through the stored kubeconfig.
+	if got := s.provisioning(p).Status.KubeletVersions; got != "v1.34.3 ×2" {
+		t.Errorf("status.kubeletVersions %q, want both nodes at v1.34.3", got)
+	}
 	if untilReady {
 		say(t, "BPA_REAL_CLUSTER=ready: the run ends with the cluster Ready (the plugin, Software, the added worker and the removals are not run)")
 		return
