@@ -84,6 +84,9 @@ func diff(had, want map[string]string) (added, removed, changed []string) {
 	return added, removed, changed
 }
 
+// versionPath is the field a version refusal names.
+const versionPath = "spec.kubernetesVersion"
+
 // KubesprayPlan chooses this generation's kubespray run, with image (the kubespray image the
 // run uses): the Kubernetes version (upgradePlan), then what the nodes need (nodesPlan).
 func KubesprayPlan(p *bpav1.Provisioning, image string) (runkubespray.Plan, error) {
@@ -94,7 +97,6 @@ func KubesprayPlan(p *bpav1.Provisioning, image string) (runkubespray.Plan, erro
 	if rec != nil {
 		current = rec.KubernetesVersion
 	}
-	versionPath := "spec.kubernetesVersion"
 	switch {
 	case rec == nil || current == want || (want == "" && current != ""):
 	case current == "":
@@ -123,19 +125,18 @@ func KubesprayPlan(p *bpav1.Provisioning, image string) (runkubespray.Plan, erro
 // upgradePlan is the upgrade of a cluster at current to want, or why it is refused: only the
 // version may change in that generation, and kubespray's release must take the cluster there.
 func upgradePlan(p *bpav1.Provisioning, release kubesprayreleases.Release, known bool, current, want string) (runkubespray.Plan, error) {
-	path := "spec.kubernetesVersion"
 	if !known {
 		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
 			"%s: %s → %s needs a kubespray image of a release this controller knows (%s), to check the upgrade before it starts",
-			path, current, want, kubesprayreleases.Known())}
+			versionPath, current, want, kubesprayreleases.Known())}
 	}
 	if err := release.CheckUpgrade(current, want); err != nil {
-		return runkubespray.Plan{}, &UnsupportedError{Reason: path + ": " + err.Error()}
+		return runkubespray.Plan{}, &UnsupportedError{Reason: versionPath + ": " + err.Error()}
 	}
 	rec := p.Status.Provisioned
 	if change := mastersChange(rec, &p.Spec); change != "" || rec.Digest != clusterDigest(&p.Spec) || !maps.Equal(recorded(rec.Workers), entries(p.Spec.Workers)) {
 		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
-			"%s: the upgrade %s → %s comes with other changes: upgrade with the nodes and settings as they are, then change them in the next generation", path, current, want)}
+			"%s: the upgrade %s → %s comes with other changes: upgrade with the nodes and settings as they are, then change them in the next generation", versionPath, current, want)}
 	}
 	workers := slices.Sorted(maps.Keys(entries(p.Spec.Workers)))
 	perWave, err := p.Spec.Upgrade.WorkersPerWave(len(workers))
@@ -144,7 +145,7 @@ func upgradePlan(p *bpav1.Provisioning, release kubesprayreleases.Release, known
 	}
 	plan := runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: want,
 		Approval: p.Spec.Upgrade.UpgradeApprovalOf() == bpav1.UpgradeApprovalPerWave}
-	for chunk := range slices.Chunk(workers, max(perWave, 1)) {
+	for chunk := range slices.Chunk(workers, perWave) {
 		plan.Waves = append(plan.Waves, chunk)
 	}
 	return plan, nil

@@ -102,6 +102,10 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	if err != nil {
 		return nil, fmt.Errorf("options: %w", err)
 	}
+	if opts.Kubespray.Mode == runkubespray.ModeUpgrade {
+		// Each wave's kubespray is bounded; the Workflow is not (see below).
+		kubespray.ActiveDeadlineSeconds = ptr.To(intstr.FromString(strconv.FormatInt(opts.ProvisioningDeadlineSeconds, 10)))
+	}
 
 	d := newDAG()
 	for _, t := range []wfv1.Template{
@@ -197,11 +201,6 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		// An upgrade runs kubespray once a wave and may wait days for an approval: the
 		// deadline bounds each wave's kubespray, not the whole Workflow.
 		wf.Spec.ActiveDeadlineSeconds = nil
-		for i := range wf.Spec.Templates {
-			if wf.Spec.Templates[i].Name == runkubespray.Name {
-				wf.Spec.Templates[i].ActiveDeadlineSeconds = ptr.To(intstr.FromString(strconv.FormatInt(opts.ProvisioningDeadlineSeconds, 10)))
-			}
-		}
 	}
 	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(p.Spec.SSH, cluster, opts)), knownHostsVolume(cluster), reportnodes.Volume(cluster))
 	if opts.LeaseFile != "" {
@@ -521,10 +520,7 @@ func describeProvisioning(p *bpav1.Provisioning, opts Options, mirror *offline.M
 		desc += " " + strings.Join(opts.Kubespray.Nodes, ",")
 	}
 	if mode == runkubespray.ModeUpgrade {
-		desc += " to Kubernetes " + opts.Kubespray.KubernetesVersion + fmt.Sprintf(": the control plane, then %d waves of workers", len(opts.Kubespray.Waves))
-		if opts.Kubespray.Approval && len(opts.Kubespray.Waves) > 0 {
-			desc += ", each after its approval (argo resume)"
-		}
+		desc += ": " + opts.Kubespray.String()
 	}
 	if len(p.Spec.KUDPlugins) > 0 {
 		desc += ", plugins " + strings.Join(p.Spec.KUDPlugins, ", ")

@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite releases.json from the kubespra
 // TestTableMatchesKubespray: the table is what each kubespray release in ../shared/third_party
 // says of itself, read from its sources; with -update it is rewritten from them.
 func TestTableMatchesKubespray(t *testing.T) {
-	// Tests run in the package's folder: the checkout is two up, ../shared beside it.
+	// Tests run in the package's folder: ../shared/third_party is beside the checkout, two up.
 	dir := filepath.Join("..", "..", "..", "shared", "third_party")
 	if d := os.Getenv("BPA_THIRD_PARTY"); d != "" {
 		dir = d

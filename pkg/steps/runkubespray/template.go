@@ -5,6 +5,7 @@ package runkubespray
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -61,7 +62,7 @@ func (p Plan) Command() (command, args []string, err error) {
 		// directory by default; the inputs are read-only, /tmp is the pod's scratch space.
 		"--extra-vars=credentials_dir=" + CredentialsDir,
 	}
-	for _, n := range p.Nodes {
+	for _, n := range slices.Concat(append([][]string{p.Nodes}, p.Waves...)...) {
 		if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
 			return nil, nil, fmt.Errorf("kubespray node %q: %s", n, strings.Join(msgs, "; "))
 		}
@@ -83,13 +84,6 @@ func (p Plan) Command() (command, args []string, err error) {
 	case ModeUpgrade:
 		if len(p.Nodes) > 0 || p.KubernetesVersion == "" {
 			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes and needs the version to upgrade to", p.Mode)
-		}
-		for _, wave := range p.Waves {
-			for _, n := range wave {
-				if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
-					return nil, nil, fmt.Errorf("kubespray node %q: %s", n, strings.Join(msgs, "; "))
-				}
-			}
 		}
 		// One template for every wave: the limit is the task's parameter ($1 of a constant
 		// script, never shell text); a wave's workers go at once (serial), the masters one
@@ -256,7 +250,7 @@ func (p Plan) String() string {
 	case ModeUpgrade:
 		approval := ""
 		if p.Approval && len(p.Waves) > 0 {
-			approval = ", each approved"
+			approval = ", each after its approval (argo resume)"
 		}
 		return fmt.Sprintf("upgrade-cluster.yml to Kubernetes %s: the control plane, then %d waves of workers%s", p.KubernetesVersion, len(p.Waves), approval)
 	}
