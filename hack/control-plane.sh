@@ -8,7 +8,7 @@
 # a fresh clone on the same machine (CI) links them instead of rebuilding (about 5 minutes on
 # 2 cores from a cold module cache).
 #
-#   etcd           hack/tools/etcd: go.etcd.io/etcd/server/v3
+#   etcd, etcdctl  hack/tools/etcd: go.etcd.io/etcd/server/v3, go.etcd.io/etcd/etcdctl/v3
 #   kube-apiserver hack/tools/kubernetes: k8s.io/kubernetes, its staging modules replaced by
 #   kubectl        their published tags (hack/tools/update-kubernetes.sh writes it)
 #   helm           hack/tools/helm: helm.sh/helm/v3
@@ -116,10 +116,13 @@ if [ ! -x "$cache/etcd" ]; then
   build etcd "$cache" "" go.etcd.io/etcd/server/v3
   mv "$cache/server" "$cache/etcd"
 fi
+# etcdctl, for check-etcd-members' tests: the membership a real etcd reports, as its own
+# client prints it.
+[ -x "$cache/etcdctl" ] || build etcd "$cache" "" go.etcd.io/etcd/etcdctl/v3
 { [ -x "$cache/kube-apiserver" ] && [ -x "$cache/kubectl" ]; } || build_kube kube-apiserver kubectl
 
 mkdir -p "$link_dir"
-for b in etcd kube-apiserver kubectl; do
+for b in etcd etcdctl kube-apiserver kubectl; do
   ln -sfn "$cache/$b" "$link_dir/$b"
 done
 

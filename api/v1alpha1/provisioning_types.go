@@ -310,10 +310,9 @@ type ProvisionedNodes struct {
 	// digest of that generation's spec without its workers: when it changes (masters, pod
 	// subnet, plugins, kubespray options), the next run is kubespray's cluster.yml.
 	Digest string `json:"digest"`
-	// masters entries of that generation. Control-plane changes are not built yet: a
-	// generation whose masters differ from these is refused (UnsupportedChange), and a master's
-	// host is never released while the cluster lives. Empty in a record written before masters
-	// were recorded.
+	// masters entries of that generation: added ones join the control plane (cluster.yml),
+	// removed ones leave it (remove-node.yml), as docs/day2.md says. Empty in a record written
+	// before masters were recorded.
 	// +optional
 	// +listType=map
 	// +listMapKey=label
@@ -323,6 +322,26 @@ type ProvisionedNodes struct {
 	// +listType=map
 	// +listMapKey=label
 	Workers []ProvisionedEntry `json:"workers,omitempty"`
+	// settingsDigest is the digest of that generation's spec without its nodes and version:
+	// a generation that removes masters may change nothing else. Empty in a record written
+	// before it was recorded.
+	// +optional
+	SettingsDigest string `json:"settingsDigest,omitempty"`
+	// controlPlane is kubespray's kube_control_plane group in its inventory order: the first
+	// is the master kubeadm initialised the cluster on, which kubespray cannot remove, and a
+	// master added later comes after the others. Empty in a record written before it was
+	// recorded: the masters' labels in order, as the inventory then listed them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=99
+	ControlPlane []string `json:"controlPlane,omitempty"`
+	// etcd is kubespray's etcd group in its inventory order: the masters that are etcd
+	// members, always an odd number of them. Empty in a record written before it was
+	// recorded: the first masters of controlPlane, an odd number of them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=99
+	Etcd []string `json:"etcd,omitempty"`
 	// kubernetesVersion the cluster runs after that Workflow: spec.kubernetesVersion, or the
 	// kubespray release's default when the spec names none. Empty in a record written before
 	// versions were recorded, or when the kubespray image is not a release this controller

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checketcdmembers"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
@@ -22,6 +23,6 @@ func newStepCommand() *cobra.Command {
 		Short: "Run one step of a compiled Workflow (what a workflow pod runs)",
 	}
 	cmd.AddCommand(discoverhosts.Command(), resolveleases.Command(), renderinventory.Command(), pinhostkeys.Command(), checkleavingnodes.Command(), checksitemirror.Command(),
-		fetchkubeconfig.Command(), reportnodes.Command(), resolveclusterhosts.Command(), installsoftware.Command())
+		fetchkubeconfig.Command(), checketcdmembers.Command(), reportnodes.Command(), resolveclusterhosts.Command(), installsoftware.Command())
 	return cmd
 }

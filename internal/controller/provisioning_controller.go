@@ -28,6 +28,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
 // ProvisioningReconciler compiles each Provisioning generation into a Workflow and mirrors it.
@@ -196,7 +197,7 @@ func outcomeOf(p *bpav1.Provisioning, wf *wfv1.Workflow) (day2.Outcome, error) {
 	if wf.Labels[bpav1.WorkflowGenerationLabel] != strconv.FormatInt(p.Generation, 10) {
 		return day2.Outcome{}, fmt.Errorf("no annotation %s, and generation %s is not the current one", bpav1.WorkflowRecordAnnotation, wf.Labels[bpav1.WorkflowGenerationLabel])
 	}
-	return day2.Outcome{Provisioned: *day2.Record(p, "")}, nil
+	return day2.Outcome{Provisioned: *day2.Record(p, runkubespray.Plan{})}, nil
 }
 
 // ensureWorkflow creates this run's Workflow unless it exists or has finished. A finished run

@@ -606,7 +606,7 @@ func TestProvisioningDay2(t *testing.T) {
 		})
 		eventually(t, "Stalled for a masters change", func() error {
 			cur := getProvisioning(t, p)
-			if !strings.Contains(cur.Status.Message, "masters master-2 added; master removed: control-plane changes are not supported yet") {
+			if !strings.Contains(cur.Status.Message, "masters master-2 added and master removed in one generation: add the new masters in one generation and remove the others in the next") {
 				return fmt.Errorf("message %q", cur.Status.Message)
 			}
 			return expectConditions(cur.Status.Conditions, 5, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
@@ -642,6 +642,64 @@ func TestProvisioningDay2(t *testing.T) {
 			return nil
 		})
 		hosts["node-2"] = stray
+	})
+
+	masterTwo := bpav1.Node{Label: "master-2", Role: "master", BareMetalHost: "metal3/node-2", MAC: "00:c2:14:06:61:b5"}
+	t.Run("a master added: cluster.yml with it last, etcd checked on either side", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) {
+			cur.Spec.Masters = append(cur.Spec.Masters, bpav1.HostEntry{"master-2": {MACAddress: masterTwo.MAC}})
+		})
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 7)
+		if args := kubesprayArgs(wf); !strings.HasSuffix(args, "cluster.yml") {
+			t.Errorf("generation 7 runs %q, want cluster.yml", args)
+		}
+		render := strings.Join(wf.GetTemplateByName("render-inventory").Container.Args, " ")
+		if !strings.Contains(render, "--control-plane=master,master-2 --etcd=master") {
+			t.Errorf("render-inventory runs %q, want master first, master-2 last, etcd kept odd", render)
+		}
+		if tasks := taskNames(wf); !slices.Contains(tasks, "check-etcd-before") || !slices.Contains(tasks, "check-etcd-after") || slices.Contains(tasks, "update-control-plane") {
+			t.Errorf("tasks %v, want etcd checked before and after, and no update (etcd does not grow)", tasks)
+		}
+		provisioned(t, wf, atNS(append(slices.Clone(abcHosts), masterTwo)))
+		rec := waitReady(t, p, 7).Status.Provisioned
+		if rec == nil || !slices.Equal(rec.ControlPlane, []string{"master", "master-2"}) || !slices.Equal(rec.Etcd, []string{"master"}) {
+			t.Errorf("recorded %+v, want control plane [master master-2], etcd [master]", rec)
+		}
+	})
+
+	t.Run("the first master removed: Stalled, saying kubespray cannot", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.Masters = cur.Spec.Masters[1:] })
+		eventually(t, "Stalled for the first master", func() error {
+			cur := getProvisioning(t, p)
+			if !strings.Contains(cur.Status.Message, "master master is the cluster's first master") {
+				return fmt.Errorf("message %q", cur.Status.Message)
+			}
+			return expectConditions(cur.Status.Conditions, 8, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
+		})
+	})
+
+	t.Run("a master that is not the first removed: remove-node.yml, its claim released", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) {
+			cur.Spec.Masters = []bpav1.HostEntry{{"master": {MACAddress: "00:c5:16:05:61:b2"}}}
+		})
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 9)
+		if args := kubesprayArgs(wf); !strings.Contains(args, "--extra-vars=node=master-2") || !strings.HasSuffix(args, "remove-node.yml") {
+			t.Errorf("generation 9 runs %q, want remove-node.yml for master-2", args)
+		}
+		if tasks := taskNames(wf); !slices.Contains(tasks, "check-etcd-before") || !slices.Contains(tasks, "check-etcd-after") {
+			t.Errorf("tasks %v, want etcd checked before and after", tasks)
+		}
+		provisioned(t, wf, atNS(append(slices.Clone(abcHosts), masterTwo)))
+		rec := waitReady(t, p, 9).Status.Provisioned
+		if rec == nil || !slices.Equal(rec.ControlPlane, []string{"master"}) || !slices.Equal(rec.Etcd, []string{"master"}) {
+			t.Errorf("recorded %+v, want control plane [master], etcd [master]", rec)
+		}
+		eventually(t, "node-2 released", func() error {
+			if ref := consumerOf(t, hosts["node-2"]); ref != nil {
+				return fmt.Errorf("still claimed by %v", ref)
+			}
+			return nil
+		})
 	})
 
 	t.Run("delete: every claim released, the other consumer's untouched", func(t *testing.T) {
@@ -710,4 +768,15 @@ func TestDeletionStopsTheRunFirst(t *testing.T) {
 			t.Errorf("%s still claimed by %v", name, ref)
 		}
 	}
+}
+
+// taskNames are the names of the tasks of a Workflow's entrypoint DAG.
+func taskNames(wf *wfv1.Workflow) []string {
+	var names []string
+	if t := wf.GetTemplateByName(wf.Spec.Entrypoint); t != nil && t.DAG != nil {
+		for _, task := range t.DAG.Tasks {
+			names = append(names, task.Name)
+		}
+	}
+	return names
 }

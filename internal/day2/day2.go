@@ -25,12 +25,23 @@ type UnsupportedError struct{ Reason string }
 func (e *UnsupportedError) Error() string { return e.Reason }
 
 // Record is what the status keeps of a generation once its Workflow has succeeded: the cluster
-// as it now is, running Kubernetes version ("" when not known).
-func Record(p *bpav1.Provisioning, version string) *bpav1.ProvisionedNodes {
+// as it now is, running Kubernetes version ("" when not known), with the kube_control_plane and
+// etcd groups of the plan that ran (a new cluster's when the plan has none).
+func Record(p *bpav1.Provisioning, plan runkubespray.Plan) *bpav1.ProvisionedNodes {
+	g := groups{controlPlane: plan.ControlPlane, etcd: plan.Etcd}
+	if len(g.controlPlane) == 0 {
+		g = newGroups(&p.Spec)
+	}
+	if plan.Mode == runkubespray.ModeRemove {
+		g = groups{controlPlane: without(g.controlPlane, plan.Nodes), etcd: without(g.etcd, plan.Nodes)}
+	}
 	return &bpav1.ProvisionedNodes{
-		Generation: p.Generation, Digest: clusterDigest(&p.Spec), KubernetesVersion: version,
-		Masters: recordEntries(entries(p.Spec.Masters)),
-		Workers: recordEntries(entries(p.Spec.Workers)),
+		Generation: p.Generation, Digest: clusterDigest(&p.Spec), SettingsDigest: settingsDigest(&p.Spec),
+		KubernetesVersion: plan.KubernetesVersion,
+		Masters:           recordEntries(entries(p.Spec.Masters)),
+		Workers:           recordEntries(entries(p.Spec.Workers)),
+		ControlPlane:      g.controlPlane,
+		Etcd:              g.etcd,
 	}
 }
 
@@ -88,8 +99,24 @@ func diff(had, want map[string]string) (added, removed, changed []string) {
 const versionPath = "spec.kubernetesVersion"
 
 // KubesprayPlan chooses this generation's kubespray run, with image (the kubespray image the
-// run uses): the Kubernetes version (upgradePlan), then what the nodes need (nodesPlan).
+// run uses): the Kubernetes version (upgradePlan), then what the nodes need (nodesPlan). On a
+// cluster that exists, the run renders the kube_control_plane and etcd groups the record has
+// (or, for a change of masters, the ones it plans).
 func KubesprayPlan(p *bpav1.Provisioning, image string) (runkubespray.Plan, error) {
+	plan, err := kubesprayPlan(p, image)
+	if err != nil || p.Status.Provisioned == nil || len(plan.ControlPlane) > 0 {
+		return plan, err
+	}
+	g := recordedGroups(p.Status.Provisioned)
+	if len(g.controlPlane) == 0 {
+		// A record from before masters were recorded: the masters cannot have changed.
+		g = newGroups(&p.Spec)
+	}
+	plan.ControlPlane, plan.Etcd = g.controlPlane, g.etcd
+	return plan, nil
+}
+
+func kubesprayPlan(p *bpav1.Provisioning, image string) (runkubespray.Plan, error) {
 	release, known := kubesprayreleases.OfImage(image)
 	rec := p.Status.Provisioned
 	want := p.Spec.KubernetesVersion
@@ -106,7 +133,7 @@ func KubesprayPlan(p *bpav1.Provisioning, image string) (runkubespray.Plan, erro
 	default:
 		return upgradePlan(p, release, known, current, want)
 	}
-	plan, err := nodesPlan(p)
+	plan, err := nodesPlan(p, cmp.Or(want, current))
 	if err != nil {
 		return plan, err
 	}
@@ -161,24 +188,21 @@ func recorded(list []bpav1.ProvisionedEntry) map[string]string {
 }
 
 // nodesPlan chooses this generation's kubespray run by comparing the spec with the cluster
-// as the last successful Workflow left it:
-//   - masters added, removed or changed: refused, because control-plane changes are not built
-//     (cluster.yml would leave a removed master an etcd member, and its host must not be
-//     handed to another cluster while it is one);
+// as the last successful Workflow left it (version is the Kubernetes version it runs, "" when
+// not known):
+//   - masters added or removed: controlPlanePlan;
 //   - nothing provisioned yet, or anything but the nodes changed: cluster.yml;
 //   - only workers added: scale.yml limited to them;
 //   - only workers removed: remove-node.yml for them;
 //   - workers both added and removed (or one changed in place): refused, because kubespray
 //     cannot do both in one run; the message says how to split the change.
-func nodesPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
+func nodesPlan(p *bpav1.Provisioning, version string) (runkubespray.Plan, error) {
 	rec := p.Status.Provisioned
 	if rec == nil {
 		return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
 	}
-	if change := mastersChange(rec, &p.Spec); change != "" {
-		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
-			"masters %s: control-plane changes are not supported yet; restore spec.masters to %s, and add or remove workers, plugins or settings instead",
-			change, labelsOf(rec.Masters))}
+	if mastersChange(rec, &p.Spec) != "" {
+		return controlPlanePlan(p, recordedGroups(rec), version)
 	}
 	want := entries(p.Spec.Workers)
 	had := recorded(rec.Workers)
@@ -210,15 +234,6 @@ func nodesPlan(p *bpav1.Provisioning) (runkubespray.Plan, error) {
 	// Nothing changed that kubespray sees (a new generation with the same nodes): cluster.yml
 	// is idempotent and converges whatever drifted.
 	return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
-}
-
-// labelsOf lists the labels of recorded entries, for a message.
-func labelsOf(rec []bpav1.ProvisionedEntry) string {
-	labels := make([]string, 0, len(rec))
-	for _, e := range rec {
-		labels = append(labels, e.Label)
-	}
-	return "[" + strings.Join(labels, ", ") + "]"
 }
 
 // entries maps each entry's label to the digest of its requirements.
@@ -311,7 +326,7 @@ type Outcome struct {
 
 // OutcomeOf is the outcome of running plan on p's current generation.
 func OutcomeOf(p *bpav1.Provisioning, plan runkubespray.Plan) Outcome {
-	o := Outcome{Provisioned: *Record(p, plan.KubernetesVersion)}
+	o := Outcome{Provisioned: *Record(p, plan)}
 	if plan.Mode == runkubespray.ModeRemove {
 		o.Leaving = slices.Sorted(slices.Values(plan.Nodes))
 	}

@@ -35,10 +35,37 @@ func base() *bpav1.Provisioning {
 // provisioned is base() once its first Workflow has succeeded, then changed by mutate.
 func provisioned(mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
 	p := base()
-	p.Status.Provisioned = day2.Record(p, "")
+	p.Status.Provisioned = day2.Record(p, runkubespray.Plan{})
 	p.Generation = 2
 	mutate(p)
 	return p
+}
+
+// onCluster completes a wanted plan for a cluster that exists: unless the case says otherwise,
+// the run renders the groups the record has, here its one master in both.
+func onCluster(p *bpav1.Provisioning, want *runkubespray.Plan) {
+	if p.Status.Provisioned != nil && want.ControlPlane == nil {
+		want.ControlPlane, want.Etcd = []string{"master"}, []string{"master"}
+	}
+}
+
+// checkPlan compares p's plan with want, or, with wantErr, checks that it is refused saying it.
+func checkPlan(t *testing.T, p *bpav1.Provisioning, image string, want runkubespray.Plan, wantErr string) {
+	t.Helper()
+	got, err := day2.KubesprayPlan(p, image)
+	if wantErr != "" {
+		var unsupported *day2.UnsupportedError
+		if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("got %+v, %v; want an UnsupportedError saying %q", got, err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := gocmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
 }
 
 // unknownImage is a kubespray image of no release the controller knows: no version is planned.
@@ -78,21 +105,22 @@ func TestKubesprayPlan(t *testing.T) {
 			p := base()
 			q := resource.MustParse("8Gi")
 			p.Spec.Workers[0]["worker-1"] = bpav1.HostRequirements{Memory: &q}
-			p.Status.Provisioned = day2.Record(p, "")
+			p.Status.Provisioned = day2.Record(p, runkubespray.Plan{})
 			q2 := resource.MustParse("8192Mi")
 			p.Spec.Workers[0]["worker-1"] = bpav1.HostRequirements{Memory: &q2}
 			return p
 		}(),
 		want: runkubespray.Plan{Mode: runkubespray.ModeCreate},
 	}, {
-		name: "master added", reason: "control-plane changes are not built: refused, not cluster.yml",
+		name: "master added with a worker", reason: "cluster.yml adds both; the second master stays out of etcd (one member, kept odd)",
 		p: provisioned(func(p *bpav1.Provisioning) {
 			p.Spec.Masters = append(p.Spec.Masters, entry("master-2", "00:00:00:00:00:09"))
 			p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"))
 		}),
-		unsupported: true,
+		want: runkubespray.Plan{Mode: runkubespray.ModeCreate, ControlPlane: []string{"master", "master-2"}, Etcd: []string{"master"},
+			EtcdChange: &runkubespray.EtcdChange{Before: []string{"master"}, After: []string{"master"}}},
 	}, {
-		name: "master replaced", reason: "a removed master is still an etcd member: refused",
+		name: "master replaced", reason: "added and removed at once: refused, split over two generations",
 		p: provisioned(func(p *bpav1.Provisioning) {
 			p.Spec.Masters = []bpav1.HostEntry{entry("master-2", "00:00:00:00:00:09")}
 		}),
@@ -120,7 +148,7 @@ func TestKubesprayPlan(t *testing.T) {
 			p := base()
 			workers := p.Spec.Workers
 			p.Spec.Workers = nil
-			p.Status.Provisioned = day2.Record(p, "")
+			p.Status.Provisioned = day2.Record(p, runkubespray.Plan{})
 			p.Spec.Workers = workers
 			return p
 		}(),
@@ -158,6 +186,7 @@ func TestKubesprayPlan(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.reason, err)
 			}
+			onCluster(tc.p, &tc.want)
 			if d := gocmp.Diff(tc.want, got); d != "" {
 				t.Errorf("%s (-want +got):\n%s", tc.reason, d)
 			}
@@ -172,7 +201,7 @@ func TestKubernetesVersionPlan(t *testing.T) {
 	at := func(version string, mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
 		p := base()
 		p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"), entry("worker-4", "00:00:00:00:00:05"), entry("worker-5", "00:00:00:00:00:06"))
-		p.Status.Provisioned = day2.Record(p, version)
+		p.Status.Provisioned = day2.Record(p, runkubespray.Plan{KubernetesVersion: version})
 		p.Generation = 2
 		mutate(p)
 		return p
@@ -229,40 +258,15 @@ func TestKubernetesVersionPlan(t *testing.T) {
 		{name: "an upgrade of a cluster with no workers: the control plane alone", p: func() *bpav1.Provisioning {
 			p := base()
 			p.Spec.Workers = nil
-			p.Status.Provisioned = day2.Record(p, "1.33.7")
+			p.Status.Provisioned = day2.Record(p, runkubespray.Plan{KubernetesVersion: "1.33.7"})
 			p.Spec.KubernetesVersion = "1.34.3"
 			return p
 		}(), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := day2.KubesprayPlan(tc.p, cmp.Or(tc.image, v230))
-			if tc.err != "" {
-				var unsupported *day2.UnsupportedError
-				if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("got %+v, %v; want an UnsupportedError saying %q", got, err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := gocmp.Diff(tc.want, got); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
+			onCluster(tc.p, &tc.want)
+			checkPlan(t, tc.p, cmp.Or(tc.image, v230), tc.want, tc.err)
 		})
-	}
-}
-
-// TestMastersChangeMessage: the refusal says what changed and what the masters must be.
-func TestMastersChangeMessage(t *testing.T) {
-	p := provisioned(func(p *bpav1.Provisioning) {
-		p.Spec.Masters = []bpav1.HostEntry{entry("master", "00:00:00:00:00:0a"), entry("master-2", "00:00:00:00:00:09")}
-	})
-	_, err := day2.KubesprayPlan(p, unknownImage)
-	want := "masters master-2 added; master changed in place: control-plane changes are not supported yet; " +
-		"restore spec.masters to [master], and add or remove workers, plugins or settings instead"
-	if err == nil || err.Error() != want {
-		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
 

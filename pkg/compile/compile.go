@@ -24,6 +24,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checketcdmembers"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
@@ -111,7 +112,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	for _, t := range []wfv1.Template{
 		discoverhosts.Template(opts.StepImage, leaving(opts.Kubespray)),
 		resolveleases.Template(opts.StepImage, leaseFormat(opts), opts.LeaseNodeSelector),
-		renderinventory.Template(opts.StepImage, mirror, opts.Kubespray.KubernetesVersion),
+		renderinventory.Template(opts.StepImage, mirror, opts.Kubespray.KubernetesVersion, renderinventory.Groups{ControlPlane: opts.Kubespray.ControlPlane, Etcd: opts.Kubespray.Etcd}),
 		pinhostkeys.Template(opts.StepImage),
 		kubespray,
 		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), leaving(opts.Kubespray)),
@@ -160,6 +161,16 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		kubesprayArgs = append(kubesprayArgs, outputOf(checkleavingnodes.Name, runkubespray.RemovalVarsParam, runkubespray.RemovalVarsParam))
 		kubesprayAfter = append(kubesprayAfter, checkleavingnodes.Name)
 	}
+	etcd := opts.Kubespray.EtcdChange
+	if etcd != nil {
+		// A change of masters starts only from the etcd the record describes.
+		if err := d.addTemplate(checketcdmembers.Template(opts.StepImage, p.Spec.SSH.LoginUser())); err != nil {
+			return nil, err
+		}
+		hosts := outputOf(resolveleases.Name, steps.HostsParam, steps.HostsParam)
+		d.addTask(wfv1.DAGTask{Name: checketcdmembers.BeforeTask, Template: checketcdmembers.Name, Arguments: checketcdmembers.Arguments(hosts, etcd.Before)}, pinhostkeys.Name)
+		kubesprayAfter = append(kubesprayAfter, checketcdmembers.BeforeTask)
+	}
 	kubesprayDone := runkubespray.Name
 	if opts.Kubespray.Mode == runkubespray.ModeUpgrade {
 		if kubesprayDone, err = addUpgradeWaves(d, opts.Kubespray, kubesprayArgs, kubesprayAfter); err != nil {
@@ -167,6 +178,24 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		}
 	} else {
 		d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: kubesprayArgs}}, kubesprayAfter...)
+	}
+	if opts.Kubespray.UpdateControlPlane {
+		update, err := runkubespray.UpdateControlPlaneTemplate(kubesprayImage, opts.Kubespray)
+		if err != nil {
+			return nil, fmt.Errorf("options: %w", err)
+		}
+		if err := d.addTemplate(update); err != nil {
+			return nil, err
+		}
+		d.addTask(wfv1.DAGTask{Name: runkubespray.UpdateControlPlaneName, Template: runkubespray.UpdateControlPlaneName, Arguments: wfv1.Arguments{Parameters: append(slices.Clone(kubesprayArgs),
+			wfv1.Parameter{Name: runkubespray.LimitParam, Value: wfv1.AnyStringPtr(runkubespray.ControlPlaneLimit)})}}, kubesprayDone)
+		kubesprayDone = runkubespray.UpdateControlPlaneName
+	}
+	if etcd != nil {
+		// ... and ends with the etcd it planned.
+		d.addTask(wfv1.DAGTask{Name: checketcdmembers.AfterTask, Template: checketcdmembers.Name,
+			Arguments: checketcdmembers.Arguments(outputOf(resolveleases.Name, steps.HostsParam, steps.HostsParam), etcd.After)}, kubesprayDone)
+		kubesprayDone = checketcdmembers.AfterTask
 	}
 	d.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, kubesprayDone)
 	// Plugins run one after another, in CR order: later ones (sriov-network) may need

@@ -114,6 +114,19 @@ func TestCompileVariants(t *testing.T) {
 		{"upgrade-approved", func(o *compile.Options) {
 			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Approval: true, Waves: [][]string{{"worker-1"}, {"worker-2"}}}
 		}},
+		{"masters-added", func(o *compile.Options) {
+			// etcd grows from one member to three: checked before, cluster.yml, the control
+			// plane's etcd endpoints rewritten, checked after.
+			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3",
+				ControlPlane: []string{"master", "master-2", "master-3"}, Etcd: []string{"master", "master-2", "master-3"},
+				EtcdChange:         &runkubespray.EtcdChange{Before: []string{"master"}, After: []string{"master", "master-2", "master-3"}},
+				UpdateControlPlane: true}
+		}},
+		{"master-removed", func(o *compile.Options) {
+			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"master-2"}, KubernetesVersion: "1.34.3",
+				ControlPlane: []string{"master", "master-2"}, Etcd: []string{"master"},
+				EtcdChange: &runkubespray.EtcdChange{Before: []string{"master"}, After: []string{"master"}}}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := options(t)

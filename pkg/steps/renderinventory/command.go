@@ -16,9 +16,9 @@ import (
 // Command is the step as its pod runs it, and as `plan` runs it on files.
 func Command() *cobra.Command {
 	var cr stepcmd.CRFlags
-	var crFile, hostsFile, outputDir, mirrorURL, kubesprayFiles, kubernetesVersion string
+	var crFile, hostsFile, outputDir, mirrorURL, kubesprayFiles, kubernetesVersion, controlPlane, etcd string
 	cmd := &cobra.Command{
-		Use:   Name + " (--namespace NS --name N --uid U --generation G | --cr FILE) --hosts FILE --output-dir DIR [--offline-mirror URL --offline-kubespray-files NAME:VERSION] [--kubernetes-version V]",
+		Use:   Name + " (--namespace NS --name N --uid U --generation G | --cr FILE) --hosts FILE --output-dir DIR [--offline-mirror URL --offline-kubespray-files NAME:VERSION] [--kubernetes-version V] [--control-plane A,B --etcd A]",
 		Short: "Render kubespray's inventory and extra variables for the addressed hosts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -30,7 +30,11 @@ func Command() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := Options{Mirror: mirror, KubernetesVersion: kubernetesVersion}
+			if (controlPlane == "") != (etcd == "") {
+				return errors.New("--" + ControlPlaneFlag + " and --" + EtcdFlag + " go together")
+			}
+			opts := Options{Mirror: mirror, KubernetesVersion: kubernetesVersion,
+				Groups: Groups{ControlPlane: stepcmd.List(controlPlane), Etcd: stepcmd.List(etcd)}}
 			var inventory, extraVars []byte
 			if crFile == "" {
 				ref, c, err := cr.Connect()
@@ -62,6 +66,8 @@ func Command() *cobra.Command {
 	cmd.Flags().StringVar(&mirrorURL, OfflineMirrorFlag, "", "offline mode: the site's mirror (the file server as the nodes reach it)")
 	cmd.Flags().StringVar(&kubesprayFiles, OfflineKubesprayFilesFlag, "", "offline mode: the file set serving kubespray's files_repo, NAME:VERSION")
 	cmd.Flags().StringVar(&kubernetesVersion, KubernetesVersionFlag, "", "the Kubernetes version the run installs or upgrades to (kube_version), as the controller planned it")
+	cmd.Flags().StringVar(&controlPlane, ControlPlaneFlag, "", "kube_control_plane's hosts in order, comma-separated, as the controller planned them for a cluster that exists (default: the masters among the hosts)")
+	cmd.Flags().StringVar(&etcd, EtcdFlag, "", "etcd's hosts in order, comma-separated, with --"+ControlPlaneFlag+" (default: the first odd number of masters)")
 	_ = cmd.MarkFlagRequired("hosts")
 	return cmd
 }

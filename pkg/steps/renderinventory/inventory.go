@@ -9,6 +9,7 @@ import (
 	"embed"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -30,6 +31,14 @@ type InventoryInput struct {
 	User string
 	// Hosts are the placed hosts, each with its IP.
 	Hosts []bpav1.Node
+	// Groups, when set, are the kube_control_plane and etcd groups in the controller's order
+	// (a cluster that exists); else they are drawn from the masters in the hosts' order.
+	Groups Groups
+}
+
+// Groups are kubespray's kube_control_plane and etcd groups, in inventory order.
+type Groups struct {
+	ControlPlane, Etcd []string
 }
 
 type inventoryData struct {
@@ -98,7 +107,32 @@ func inventoryDataFor(in InventoryInput) (*inventoryData, error) {
 		return nil, fmt.Errorf("no master among the hosts")
 	}
 	d.Etcd = EtcdMembers(d.Masters)
+	if len(in.Groups.ControlPlane) > 0 {
+		if err := in.Groups.check(d.Masters); err != nil {
+			return nil, err
+		}
+		d.Masters, d.Etcd = in.Groups.ControlPlane, in.Groups.Etcd
+	}
 	return d, nil
+}
+
+// check verifies planned groups against the masters among the hosts: the control plane is
+// exactly those masters, etcd an odd number of them, none twice.
+func (g Groups) check(masters []string) error {
+	if !slices.Equal(slices.Sorted(slices.Values(g.ControlPlane)), slices.Sorted(slices.Values(masters))) {
+		return fmt.Errorf("the planned control plane %v is not the masters among the hosts %v", g.ControlPlane, masters)
+	}
+	if len(g.Etcd)%2 == 0 {
+		return fmt.Errorf("the planned etcd group %v has an even number of members, which kubespray refuses", g.Etcd)
+	}
+	seen := map[string]bool{}
+	for _, m := range g.Etcd {
+		if !slices.Contains(masters, m) || seen[m] {
+			return fmt.Errorf("the planned etcd group %v: %q is not a master among the hosts, or is listed twice", g.Etcd, m)
+		}
+		seen[m] = true
+	}
+	return nil
 }
 
 // EtcdMembers draws an odd-sized etcd group from the masters, in their order: all of them

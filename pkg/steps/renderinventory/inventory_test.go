@@ -23,7 +23,10 @@ import (
 // hosts and children, and every host's variables.
 type ansibleInventory struct {
 	groups map[string][]string
-	vars   map[string]map[string]any
+	// ordered are each group's hosts in Ansible's order (kubespray's "first" master is
+	// groups['kube_control_plane'][0]).
+	ordered map[string][]string
+	vars    map[string]map[string]any
 }
 
 func parseWithAnsible(t *testing.T, inventory []byte) ansibleInventory {
@@ -50,7 +53,7 @@ func parseWithAnsible(t *testing.T, inventory []byte) ansibleInventory {
 	if err := json.Unmarshal(out, &raw); err != nil {
 		t.Fatal(err)
 	}
-	inv := ansibleInventory{groups: map[string][]string{}}
+	inv := ansibleInventory{groups: map[string][]string{}, ordered: map[string][]string{}}
 	for name, body := range raw {
 		if name == "_meta" {
 			var meta struct {
@@ -69,6 +72,7 @@ func parseWithAnsible(t *testing.T, inventory []byte) ansibleInventory {
 		if err := json.Unmarshal(body, &g); err != nil {
 			t.Fatal(err)
 		}
+		inv.ordered[name] = slices.Clone(g.Hosts)
 		members := append(g.Hosts, g.Children...)
 		slices.Sort(members)
 		inv.groups[name] = members
@@ -208,6 +212,45 @@ func TestEtcdMembers(t *testing.T) {
 		got := renderinventory.EtcdMembers(masters)
 		if len(got) != want || !slices.Equal(got, masters[:want]) {
 			t.Errorf("%d masters: etcd %v, want the first %d", n, got, want)
+		}
+	}
+}
+
+// TestInventoryPlannedGroups: on a cluster that exists, the groups are the controller's, in its
+// order: the first master first even when a newer one's label sorts before it, a master added
+// last, etcd the members it has (not a new draw from the masters); groups that do not fit the
+// hosts are refused.
+func TestInventoryPlannedGroups(t *testing.T) {
+	hosts := []bpav1.Node{
+		{Label: "a-master", Role: "master", IP: "10.0.0.9"},
+		{Label: "m1", Role: "master", IP: "10.0.0.11"},
+		{Label: "m2", Role: "master", IP: "10.0.0.12"},
+		{Label: "m3", Role: "master", IP: "10.0.0.13"},
+		{Label: "w1", Role: "worker", IP: "10.0.0.21"},
+	}
+	planned := renderinventory.Groups{ControlPlane: []string{"m1", "m2", "m3", "a-master"}, Etcd: []string{"m1", "m2", "m3"}}
+	inv, err := renderinventory.Inventory(renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: hosts, Groups: planned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "planned-groups.ini", inv)
+	got := parseWithAnsible(t, inv)
+	for group, want := range map[string][]string{"kube_control_plane": {"m1", "m2", "m3", "a-master"}, "etcd": {"m1", "m2", "m3"}, "kube_node": {"w1"}} {
+		if d := cmp.Diff(want, got.ordered[group]); d != "" {
+			t.Errorf("group %s (-want +got):\n%s", group, d)
+		}
+	}
+	for _, tc := range []struct {
+		groups renderinventory.Groups
+		want   string
+	}{
+		{renderinventory.Groups{ControlPlane: []string{"m1", "m2", "m3"}, Etcd: []string{"m1"}}, "the planned control plane [m1 m2 m3] is not the masters among the hosts"},
+		{renderinventory.Groups{ControlPlane: planned.ControlPlane, Etcd: []string{"m1", "m2"}}, "has an even number of members, which kubespray refuses"},
+		{renderinventory.Groups{ControlPlane: planned.ControlPlane, Etcd: []string{"m1", "m1", "m2"}}, `"m1" is not a master among the hosts, or is listed twice`},
+		{renderinventory.Groups{ControlPlane: planned.ControlPlane, Etcd: []string{"w1"}}, `"w1" is not a master among the hosts`},
+	} {
+		if _, err := renderinventory.Inventory(renderinventory.InventoryInput{Cluster: "c", User: "root", Hosts: hosts, Groups: tc.groups}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("groups %+v: %v, want an error saying %q", tc.groups, err, tc.want)
 		}
 	}
 }

@@ -18,6 +18,9 @@ type Options struct {
 	// KubernetesVersion the run installs or upgrades to (kube_version), as the controller
 	// planned it; empty leaves kubespray's default.
 	KubernetesVersion string
+	// Groups are the kube_control_plane and etcd groups as the controller planned them for a
+	// cluster that exists; empty, they are drawn from the masters.
+	Groups Groups
 }
 
 // Render is the step's logic without I/O: the inventory for the addressed hosts, and the
@@ -33,6 +36,7 @@ func Render(p *bpav1.Provisioning, hosts []bpav1.Node, opts Options) (inventory,
 		Cluster: p.Labels[bpav1.ClusterLabel],
 		User:    p.Spec.SSH.LoginUser(),
 		Hosts:   hosts,
+		Groups:  opts.Groups,
 	})
 	if err != nil {
 		return nil, nil, err

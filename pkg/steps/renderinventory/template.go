@@ -3,6 +3,8 @@
 package renderinventory
 
 import (
+	"strings"
+
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
@@ -24,17 +26,24 @@ const (
 	OfflineKubesprayFilesFlag = "offline-kubespray-files"
 	// KubernetesVersionFlag is the version the run installs (kube_version).
 	KubernetesVersionFlag = "kubernetes-version"
+	// ControlPlaneFlag and EtcdFlag are the groups as planned, comma-separated, in order.
+	ControlPlaneFlag = "control-plane"
+	EtcdFlag         = "etcd"
 )
 
 // Template renders the inventory (INI) and the extra variables (JSON); with a mirror, the
-// extra variables are offline mode's; with a kubernetesVersion, kube_version is it.
-func Template(stepImage string, mirror *offline.Mirror, kubernetesVersion string) wfv1.Template {
+// extra variables are offline mode's; with a kubernetesVersion, kube_version is it; with
+// groups, those are the inventory's kube_control_plane and etcd.
+func Template(stepImage string, mirror *offline.Mirror, kubernetesVersion string, groups Groups) wfv1.Template {
 	args := append(steps.CRArgs(),
 		"--hosts="+steps.HostsFile,
 		"--output-dir="+steps.OutputsDir,
 	)
 	if kubernetesVersion != "" {
 		args = append(args, "--"+KubernetesVersionFlag+"="+kubernetesVersion)
+	}
+	if len(groups.ControlPlane) > 0 {
+		args = append(args, "--"+ControlPlaneFlag+"="+strings.Join(groups.ControlPlane, ","), "--"+EtcdFlag+"="+strings.Join(groups.Etcd, ","))
 	}
 	if mirror != nil {
 		args = append(args, "--"+OfflineMirrorFlag+"="+mirror.URL,

@@ -48,6 +48,24 @@ type Plan struct {
 	Waves [][]string
 	// Approval makes each wave of workers wait for an operator (an Argo suspend node).
 	Approval bool
+	// ControlPlane and Etcd are kubespray's kube_control_plane and etcd groups, in the order
+	// render-inventory writes them, on a cluster that exists: the first master stays first (it
+	// is the one kubeadm initialised the cluster on), a master added goes last, and etcd keeps
+	// the members it has. Empty for a new cluster: render-inventory draws them from the masters.
+	ControlPlane, Etcd []string
+	// EtcdChange is etcd's membership before and after a run that adds or removes masters,
+	// checked on the nodes on either side of kubespray (check-etcd-members); nil otherwise.
+	EtcdChange *EtcdChange
+	// UpdateControlPlane follows a cluster.yml that added etcd members with upgrade-cluster.yml
+	// limited to the control plane and etcd, at the cluster's version: it rewrites every
+	// master's etcd endpoints, as kubespray's docs/operations/nodes.md prescribes for "Adding
+	// an etcd node".
+	UpdateControlPlane bool
+}
+
+// EtcdChange is etcd's membership (node labels) before and after a run.
+type EtcdChange struct {
+	Before, After []string
 }
 
 // Command is the container's command and arguments for the plan: ansible-playbook, except in
@@ -135,6 +153,19 @@ const (
 	// ApprovalTemplateName is the suspend template every approval runs.
 	ApprovalTemplateName = "approve-wave"
 )
+
+// UpdateControlPlaneName is the template and task that follow a cluster.yml which added etcd
+// members: upgrade-cluster.yml at the cluster's version, limited to the control plane and
+// etcd (the Plan's UpdateControlPlane).
+const UpdateControlPlaneName = "update-control-plane"
+
+// UpdateControlPlaneTemplate is that run: an upgrade's template at the plan's version, under
+// its own name; its task passes ControlPlaneLimit as the limit.
+func UpdateControlPlaneTemplate(kubesprayImage string, plan Plan) (wfv1.Template, error) {
+	t, err := Template(kubesprayImage, Plan{Mode: ModeUpgrade, KubernetesVersion: plan.KubernetesVersion})
+	t.Name = UpdateControlPlaneName
+	return t, err
+}
 
 // WaveTask is the task that upgrades the workers of wave i (from 1).
 func WaveTask(i int) string { return fmt.Sprintf("upgrade-wave-%d", i) }
@@ -247,6 +278,10 @@ func (p Plan) String() string {
 		return "scale.yml for " + strings.Join(p.Nodes, ", ")
 	case ModeRemove:
 		return "remove-node.yml for " + strings.Join(p.Nodes, ", ")
+	case ModeCreate, "":
+		if p.UpdateControlPlane {
+			return "cluster.yml, then upgrade-cluster.yml for the control plane and etcd (etcd grows to " + strings.Join(p.Etcd, ", ") + ")"
+		}
 	case ModeUpgrade:
 		approval := ""
 		if p.Approval && len(p.Waves) > 0 {
