@@ -11,6 +11,7 @@
 #   etcd, etcdctl  hack/tools/etcd: go.etcd.io/etcd/server/v3, go.etcd.io/etcd/etcdctl/v3
 #   kube-apiserver hack/tools/kubernetes: k8s.io/kubernetes, its staging modules replaced by
 #   kubectl        their published tags (hack/tools/update-kubernetes.sh writes it)
+#   kubeadm
 #   helm           hack/tools/helm: helm.sh/helm/v3
 #   registry       hack/tools/distribution: CNCF Distribution
 #   argo           hack/tools/argo: Argo's workflow-controller and CLI (only with the argument
@@ -120,9 +121,12 @@ fi
 # client prints it.
 [ -x "$cache/etcdctl" ] || build etcd "$cache" "" go.etcd.io/etcd/etcdctl/v3
 { [ -x "$cache/kube-apiserver" ] && [ -x "$cache/kubectl" ]; } || build_kube kube-apiserver kubectl
+# kubeadm, for read-certificates' tests: certificates a real kubeadm made, listed by its own
+# check-expiration.
+[ -x "$cache/kubeadm" ] || build_kube kubeadm
 
 mkdir -p "$link_dir"
-for b in etcd etcdctl kube-apiserver kubectl; do
+for b in etcd etcdctl kube-apiserver kubectl kubeadm; do
   ln -sfn "$cache/$b" "$link_dir/$b"
 done
 

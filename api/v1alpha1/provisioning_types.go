@@ -160,6 +160,16 @@ type ProvisioningSpec struct {
 	// upgrade says how a raised kubernetesVersion rolls out to the workers.
 	// +optional
 	Upgrade *UpgradePolicy `json:"upgrade,omitempty"`
+
+	// certificateRenewal, set to a new value on a running cluster ("2026-11", say), renews the
+	// control plane's certificates once: the next run is kubespray's upgrade-cluster.yml for the
+	// control plane and etcd at the cluster's own version, whose kubeadm renews every
+	// certificate it manages, and fetch-kubeconfig then stores the renewed admin kubeconfig.
+	// Only the value changing matters; it cannot come with another change. docs/day2.md.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]*$`
+	CertificateRenewal string `json:"certificateRenewal,omitempty"`
 }
 
 // UpgradeApproval says whether an upgrade's waves wait for an operator.
@@ -247,6 +257,11 @@ type ProvisioningStatus struct {
 	// +optional
 	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
 
+	// certificates are when the control plane's certificates expire, as the last Workflow's
+	// read-certificates read them on every master (kubeadm certs check-expiration, over SSH).
+	// +optional
+	Certificates *CertificatesStatus `json:"certificates,omitempty"`
+
 	// startedRun is the last run the controller started, recorded before its Workflow was
 	// created: a started run whose Workflow is gone with no recorded end (deleted while the
 	// controller was down) is Stalled (WorkflowDeleted), never started again by itself.
@@ -263,6 +278,45 @@ type KubeletVersion struct {
 	// notReady are those of them that are not Ready.
 	// +optional
 	NotReady []string `json:"notReady,omitempty"`
+}
+
+// CertificatesStatus is when the control plane's certificates expire.
+type CertificatesStatus struct {
+	// nextExpiry is the soonest expiry among them: renew before it (spec.certificateRenewal).
+	// +optional
+	NextExpiry *metav1.Time `json:"nextExpiry,omitempty"`
+	// nextToExpire names that certificate and its master ("apiserver on master-1").
+	// +optional
+	NextToExpire string `json:"nextToExpire,omitempty"`
+	// masters are each master's certificates, as kubeadm lists them.
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	Masters []MasterCertificates `json:"masters,omitempty"`
+}
+
+// MasterCertificates are one master's kubeadm-managed certificates.
+type MasterCertificates struct {
+	// node is the master's label.
+	Node string `json:"node"`
+	// certificates with their expiry, soonest first.
+	// +optional
+	Certificates []CertificateExpiry `json:"certificates,omitempty"`
+	// unreadable says why they could not be read (the master did not answer, kubeadm failed).
+	// +optional
+	Unreadable string `json:"unreadable,omitempty"`
+}
+
+// CertificateExpiry is one certificate's expiry.
+type CertificateExpiry struct {
+	// name as kubeadm names it ("apiserver", "admin.conf", "ca").
+	Name string `json:"name"`
+	// expires is its notAfter.
+	Expires metav1.Time `json:"expires"`
+	// authority is true for a certificate authority (ca, front-proxy-ca, etcd-ca): kubeadm does
+	// not renew those.
+	// +optional
+	Authority bool `json:"authority,omitempty"`
 }
 
 // UpgradeStatus is where an upgrade's Workflow stands, wave by wave. Its waves are its tasks,
@@ -342,6 +396,10 @@ type ProvisionedNodes struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=99
 	Etcd []string `json:"etcd,omitempty"`
+	// certificateRenewal is the spec.certificateRenewal the cluster's certificates were last
+	// renewed for (or the value the cluster was made with).
+	// +optional
+	CertificateRenewal string `json:"certificateRenewal,omitempty"`
 	// kubernetesVersion the cluster runs after that Workflow: spec.kubernetesVersion, or the
 	// kubespray release's default when the spec names none. Empty in a record written before
 	// versions were recorded, or when the kubespray image is not a release this controller
@@ -368,6 +426,7 @@ type ProvisionedEntry struct {
 // +kubebuilder:printcolumn:name="Workflow",type=string,JSONPath=`.status.workflowName`
 // +kubebuilder:printcolumn:name="Kubernetes",type=string,JSONPath=`.status.provisioned.kubernetesVersion`,priority=1
 // +kubebuilder:printcolumn:name="Kubelets",type=string,JSONPath=`.status.kubeletVersions`,priority=1
+// +kubebuilder:printcolumn:name="Certificates",type=date,JSONPath=`.status.certificates.nextExpiry`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -10,6 +10,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/readcertificates"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
@@ -23,6 +24,6 @@ func newStepCommand() *cobra.Command {
 		Short: "Run one step of a compiled Workflow (what a workflow pod runs)",
 	}
 	cmd.AddCommand(discoverhosts.Command(), resolveleases.Command(), renderinventory.Command(), pinhostkeys.Command(), checkleavingnodes.Command(), checksitemirror.Command(),
-		fetchkubeconfig.Command(), checketcdmembers.Command(), reportnodes.Command(), resolveclusterhosts.Command(), installsoftware.Command())
+		fetchkubeconfig.Command(), checketcdmembers.Command(), readcertificates.Command(), reportnodes.Command(), resolveclusterhosts.Command(), installsoftware.Command())
 	return cmd
 }

@@ -421,6 +421,9 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation, l
 	if r := o.NodesReport; r != nil && r.Unreadable == "" {
 		p.Status.Kubelets, p.Status.KubeletVersions = r.Kubelets, r.Summary()
 	}
+	if o.Certificates != nil {
+		p.Status.Certificates = o.Certificates
+	}
 	if o.KubeconfigWritten {
 		p.Status.KubeconfigSecretName = p.Labels[bpav1.ClusterLabel] + bpav1.KubeconfigSecretSuffix
 	}

@@ -702,6 +702,23 @@ func TestProvisioningDay2(t *testing.T) {
 		})
 	})
 
+	t.Run("certificates renewed: upgrade-cluster.yml for the control plane, the expiry read into the status", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.CertificateRenewal = "2026-11" })
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 10)
+		if tasks := taskNames(wf); !slices.Contains(tasks, "renew-certificates") || slices.Contains(tasks, "run-kubespray") || !slices.Contains(tasks, "read-certificates") {
+			t.Errorf("tasks %v, want renew-certificates in place of run-kubespray, and read-certificates", tasks)
+		}
+		report := `{"masters":[{"node":"master","certificates":[{"name":"apiserver","expires":"2027-11-26T11:00:00Z"},{"name":"ca","expires":"2036-11-23T11:00:00Z","authority":true}]}]}`
+		provisioned(t, wf, atNS(abcHosts), node(wf.Name, "read-certificates", wfv1.NodeSucceeded, time.Now(), map[string]string{"certificates-report": report}))
+		cur := waitReady(t, p, 10)
+		if c := cur.Status.Certificates; c == nil || c.NextToExpire != "apiserver on master" || c.NextExpiry.UTC().Format(time.RFC3339) != "2027-11-26T11:00:00Z" {
+			t.Errorf("status.certificates = %+v", c)
+		}
+		if rec := cur.Status.Provisioned; rec == nil || rec.CertificateRenewal != "2026-11" {
+			t.Errorf("recorded %+v, want the renewal's value", rec)
+		}
+	})
+
 	t.Run("delete: every claim released, the other consumer's untouched", func(t *testing.T) {
 		deleteAndWait(t, p)
 		for name, h := range hosts {

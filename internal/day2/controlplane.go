@@ -131,7 +131,7 @@ func removeMasters(p *bpav1.Provisioning, g groups, removed []string) (runkubesp
 // settingsDigest is the digest of everything in the spec but its nodes and version.
 func settingsDigest(spec *bpav1.ProvisioningSpec) string {
 	rest := spec.DeepCopy()
-	rest.Masters, rest.Workers, rest.KubernetesVersion, rest.Upgrade = nil, nil, "", nil
+	rest.Masters, rest.Workers, rest.KubernetesVersion, rest.Upgrade, rest.CertificateRenewal = nil, nil, "", nil, ""
 	return digest(rest)
 }
 

@@ -37,11 +37,12 @@ func Record(p *bpav1.Provisioning, plan runkubespray.Plan) *bpav1.ProvisionedNod
 	}
 	return &bpav1.ProvisionedNodes{
 		Generation: p.Generation, Digest: clusterDigest(&p.Spec), SettingsDigest: settingsDigest(&p.Spec),
-		KubernetesVersion: plan.KubernetesVersion,
-		Masters:           recordEntries(entries(p.Spec.Masters)),
-		Workers:           recordEntries(entries(p.Spec.Workers)),
-		ControlPlane:      g.controlPlane,
-		Etcd:              g.etcd,
+		CertificateRenewal: p.Spec.CertificateRenewal,
+		KubernetesVersion:  plan.KubernetesVersion,
+		Masters:            recordEntries(entries(p.Spec.Masters)),
+		Workers:            recordEntries(entries(p.Spec.Workers)),
+		ControlPlane:       g.controlPlane,
+		Etcd:               g.etcd,
 	}
 }
 
@@ -126,6 +127,9 @@ func kubesprayPlan(p *bpav1.Provisioning, image string) (runkubespray.Plan, erro
 	}
 	switch {
 	case rec == nil || current == want || (want == "" && current != ""):
+		if rec != nil && p.Spec.CertificateRenewal != "" && p.Spec.CertificateRenewal != rec.CertificateRenewal {
+			return renewalPlan(p, current)
+		}
 	case current == "":
 		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
 			"%s: %s is set on a cluster whose version was not recorded (made before versions were, or by a kubespray image this controller does not know): unset it, or make the cluster again",
@@ -178,6 +182,21 @@ func upgradePlan(p *bpav1.Provisioning, release kubesprayreleases.Release, known
 	return plan, nil
 }
 
+// renewalPlan renews the control plane's certificates of a cluster at version, or says why it
+// cannot: kubespray's upgrade-cluster.yml at the cluster's own version does it, so the version
+// must be known, and nothing else may change in that generation.
+func renewalPlan(p *bpav1.Provisioning, version string) (runkubespray.Plan, error) {
+	const path = "spec.certificateRenewal"
+	rec := p.Status.Provisioned
+	if version == "" {
+		return runkubespray.Plan{}, &UnsupportedError{Reason: path + ": the renewal runs kubespray's upgrade-cluster.yml at the cluster's Kubernetes version, which is not recorded (made before versions were, or by a kubespray image this controller does not know)"}
+	}
+	if mastersChange(rec, &p.Spec) != "" || rec.Digest != clusterDigest(&p.Spec) || !maps.Equal(recorded(rec.Workers), entries(p.Spec.Workers)) {
+		return runkubespray.Plan{}, &UnsupportedError{Reason: path + ": the renewal comes with other changes: renew with the nodes and settings as they are, then change them in the next generation"}
+	}
+	return runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates, KubernetesVersion: version}, nil
+}
+
 // recorded maps recorded entries' labels to their digests.
 func recorded(list []bpav1.ProvisionedEntry) map[string]string {
 	out := map[string]string{}
@@ -216,6 +235,11 @@ func nodesPlan(p *bpav1.Provisioning, version string) (runkubespray.Plan, error)
 	// node: that is a cluster.yml run, and it cannot remove nodes.
 	regroup := (len(had) == 0) != (len(want) == 0)
 	if rec.Digest != clusterDigest(&p.Spec) || regroup {
+		if len(removed) > 0 && len(want) == 0 {
+			return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+				"workers %s are the cluster's last: without workers the masters become the workers, which needs kubespray's cluster.yml after remove-node.yml, two runs that are not built as one: keep at least one worker",
+				strings.Join(removed, ", "))}
+		}
 		if len(removed) > 0 {
 			return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
 				"workers %s removed together with a change that needs kubespray's cluster.yml: remove them in one generation and make the other change in the next", strings.Join(removed, ", "))}
@@ -247,12 +271,12 @@ func entries(list []bpav1.HostEntry) map[string]string {
 	return out
 }
 
-// clusterDigest is the digest of everything in the spec but the workers and the version and
-// its rollout (an upgrade compares versions; a spec without them has the digest it had before
-// they existed).
+// clusterDigest is the digest of everything in the spec but the workers, the version and its
+// rollout, and the certificate renewal (an upgrade compares versions, a renewal its value; a
+// spec without them has the digest it had before they existed).
 func clusterDigest(spec *bpav1.ProvisioningSpec) string {
 	rest := spec.DeepCopy()
-	rest.Workers, rest.KubernetesVersion, rest.Upgrade = nil, "", nil
+	rest.Workers, rest.KubernetesVersion, rest.Upgrade, rest.CertificateRenewal = nil, "", nil, ""
 	return digest(rest)
 }
 

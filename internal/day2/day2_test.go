@@ -160,6 +160,10 @@ func TestKubesprayPlan(t *testing.T) {
 		}),
 		unsupported: true,
 	}, {
+		name: "the last workers removed", reason: "the masters would become workers: remove-node.yml, then cluster.yml, not built as one run",
+		p:           provisioned(func(p *bpav1.Provisioning) { p.Spec.Workers = nil }),
+		unsupported: true,
+	}, {
 		name: "changed in place", reason: "a worker whose MAC changed is another host",
 		p: provisioned(func(p *bpav1.Provisioning) {
 			p.Spec.Workers[0] = entry("worker-1", "00:00:00:00:00:0a")
@@ -361,5 +365,59 @@ func TestBinariesInTheDigest(t *testing.T) {
 	need, all := day2.SoftwareNodes(sw, []bpav1.Node{{Label: "m1", Role: "master"}, {Label: "m2", Role: "master"}}, map[string]string{"master:tool": "sha256:bb"})
 	if !slices.Equal(need, []string{"m1"}) || all {
 		t.Errorf("need %v all %v, want only m1", need, all)
+	}
+}
+
+// TestCertificateRenewalPlan: a new spec.certificateRenewal renews the control plane's
+// certificates (upgrade-cluster.yml for the control plane at the cluster's version), alone; an
+// upgrade renews them anyway; the same value again is no renewal.
+func TestCertificateRenewalPlan(t *testing.T) {
+	const v230 = "quay.io/kubespray/kubespray:v2.30.0"
+	at := func(version, renewal string, mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
+		p := base()
+		p.Spec.CertificateRenewal = renewal
+		p.Status.Provisioned = day2.Record(p, runkubespray.Plan{KubernetesVersion: version})
+		p.Generation = 2
+		mutate(p)
+		return p
+	}
+	renew := func(value string) func(*bpav1.Provisioning) {
+		return func(p *bpav1.Provisioning) { p.Spec.CertificateRenewal = value }
+	}
+	for _, tc := range []struct {
+		name  string
+		p     *bpav1.Provisioning
+		image string
+		want  runkubespray.Plan
+		err   string
+	}{
+		{name: "a new value: the renewal", p: at("1.34.3", "", renew("2026-11")),
+			want: runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates, KubernetesVersion: "1.34.3"}},
+		{name: "another new value: another renewal", p: at("1.34.3", "2026-11", renew("2027-10")),
+			want: runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates, KubernetesVersion: "1.34.3"}},
+		{name: "the same value: nothing to renew", p: at("1.34.3", "2026-11", func(*bpav1.Provisioning) {}),
+			want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3"}},
+		{name: "unset: nothing to renew", p: at("1.34.3", "2026-11", renew("")),
+			want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3"}},
+		{name: "with a worker added", p: at("1.34.3", "", func(p *bpav1.Provisioning) {
+			renew("2026-11")(p)
+			p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"))
+		}), err: "spec.certificateRenewal: the renewal comes with other changes"},
+		{name: "the version not recorded", image: unknownImage, p: at("", "", renew("2026-11")),
+			err: "spec.certificateRenewal: the renewal runs kubespray's upgrade-cluster.yml at the cluster's Kubernetes version, which is not recorded"},
+		{name: "with an upgrade: the upgrade renews them", p: at("1.33.7", "", func(p *bpav1.Provisioning) {
+			renew("2026-11")(p)
+			p.Spec.KubernetesVersion = "1.34.3"
+		}), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"worker-1"}, {"worker-2"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			onCluster(tc.p, &tc.want)
+			checkPlan(t, tc.p, cmp.Or(tc.image, v230), tc.want, tc.err)
+			if tc.err == "" {
+				if got := day2.OutcomeOf(tc.p, tc.want).Provisioned.CertificateRenewal; got != tc.p.Spec.CertificateRenewal {
+					t.Errorf("recorded renewal %q, want the spec's %q", got, tc.p.Spec.CertificateRenewal)
+				}
+			}
+		})
 	}
 }

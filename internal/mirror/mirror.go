@@ -20,6 +20,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/readcertificates"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
@@ -49,6 +50,9 @@ type Observation struct {
 	Reports []installsoftware.Report
 	// NodesReport is what report-nodes read of the cluster's nodes; nil before it has run.
 	NodesReport *reportnodes.Report
+	// Certificates are the masters' certificates read-certificates read; nil before it has run
+	// or when it read none.
+	Certificates *bpav1.CertificatesStatus
 	// Upgrade is where an upgrade's waves stand; nil for a Workflow that is not an upgrade.
 	Upgrade *bpav1.UpgradeStatus
 	// NodesUnavailable says why the node status could not be read (offloaded to Argo's
@@ -92,19 +96,41 @@ func Observe(in *wfv1.Workflow) Observation {
 	o.Reports = reportsOf(pods)
 	o.Upgrade = upgradeOf(in, nodes)
 	o.NodesReport = nodesReportOf(pods)
+	o.Certificates = certificatesOf(pods)
 	return o
+}
+
+// certificatesOf reads read-certificates' output, the newest attempt that succeeded; a report
+// that does not parse, or in which no master was read, is nil (the status keeps what it knew).
+func certificatesOf(pods []wfv1.NodeStatus) *bpav1.CertificatesStatus {
+	found := newestSucceeded(pods, readcertificates.Name)
+	if found == nil {
+		return nil
+	}
+	raw, _ := outputParam(found, readcertificates.ReportParam)
+	r, err := readcertificates.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	return r.Status()
+}
+
+// newestSucceeded is the newest attempt of a template that succeeded, nil when none has.
+func newestSucceeded(pods []wfv1.NodeStatus, template string) *wfv1.NodeStatus {
+	var found *wfv1.NodeStatus
+	for i := range pods {
+		n := &pods[i]
+		if n.TemplateName == template && n.Phase == wfv1.NodeSucceeded && (found == nil || newer(n, found)) {
+			found = n
+		}
+	}
+	return found
 }
 
 // nodesReportOf reads report-nodes' output, the newest attempt that succeeded; a report that
 // does not parse is taken as unreadable.
 func nodesReportOf(pods []wfv1.NodeStatus) *reportnodes.Report {
-	var found *wfv1.NodeStatus
-	for i := range pods {
-		n := &pods[i]
-		if n.TemplateName == reportnodes.Name && n.Phase == wfv1.NodeSucceeded && (found == nil || newer(n, found)) {
-			found = n
-		}
-	}
+	found := newestSucceeded(pods, reportnodes.Name)
 	if found == nil {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/readcertificates"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
@@ -282,5 +283,27 @@ func TestObserveNodesReport(t *testing.T) {
 	wf.Status.Nodes["bad"] = pod("bad", reportnodes.Name, wfv1.NodeSucceeded, 3, map[string]string{reportnodes.ReportParam: `{"kubelets":[{"version":"v1","nodes":["a;b"]}]}`})
 	if o := mirror.Observe(wf); o.NodesReport == nil || !strings.Contains(o.NodesReport.Unreadable, `node "a;b"`) {
 		t.Errorf("a report that does not parse: %+v", o.NodesReport)
+	}
+}
+
+// TestObserveCertificates: read-certificates' output, newest successful attempt, as the status
+// shows it; none before it has run, none from a report that does not parse or read nothing
+// (the status keeps what it knew).
+func TestObserveCertificates(t *testing.T) {
+	wf := &wfv1.Workflow{Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowSucceeded, Nodes: wfv1.Nodes{}}}
+	if o := mirror.Observe(wf); o.Certificates != nil {
+		t.Errorf("before read-certificates ran: %+v", o.Certificates)
+	}
+	wf.Status.Nodes["old"] = pod("old", readcertificates.Name, wfv1.NodeSucceeded, 1, map[string]string{readcertificates.ReportParam: `{"masters":[{"node":"master","certificates":[{"name":"apiserver","expires":"2026-12-01T00:00:00Z"}]}]}`})
+	wf.Status.Nodes["new"] = pod("new", readcertificates.Name, wfv1.NodeSucceeded, 2, map[string]string{readcertificates.ReportParam: `{"masters":[{"node":"master","certificates":[{"name":"apiserver","expires":"2027-12-01T00:00:00Z"},{"name":"ca","expires":"2035-12-01T00:00:00Z","authority":true}]}]}`})
+	o := mirror.Observe(wf)
+	if o.Certificates == nil || o.Certificates.NextToExpire != "apiserver on master" || o.Certificates.NextExpiry.Year() != 2027 {
+		t.Errorf("the newest report: %+v", o.Certificates)
+	}
+	for i, bad := range []string{`{"masters":[{"node":"a;b"}]}`, `{"masters":[{"node":"master","unreadable":"did not answer"}]}`} {
+		wf.Status.Nodes["bad"] = pod("bad", readcertificates.Name, wfv1.NodeSucceeded, 3+i, map[string]string{readcertificates.ReportParam: bad})
+		if o := mirror.Observe(wf); o.Certificates != nil {
+			t.Errorf("%s: %+v, want nil", bad, o.Certificates)
+		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/readcertificates"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
@@ -116,6 +117,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		pinhostkeys.Template(opts.StepImage),
 		kubespray,
 		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), leaving(opts.Kubespray)),
+		readcertificates.Template(opts.StepImage, p.Spec.SSH.LoginUser(), leaving(opts.Kubespray)),
 		reportnodes.Template(opts.StepImage),
 	} {
 		if err := d.addTemplate(t); err != nil {
@@ -172,11 +174,15 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		kubesprayAfter = append(kubesprayAfter, checketcdmembers.BeforeTask)
 	}
 	kubesprayDone := runkubespray.Name
-	if opts.Kubespray.Mode == runkubespray.ModeUpgrade {
+	switch opts.Kubespray.Mode {
+	case runkubespray.ModeUpgrade:
 		if kubesprayDone, err = addUpgradeWaves(d, opts.Kubespray, kubesprayArgs, kubesprayAfter); err != nil {
 			return nil, err
 		}
-	} else {
+	case runkubespray.ModeRenewCertificates:
+		kubesprayDone = runkubespray.RenewCertificatesTask
+		d.addTask(wfv1.DAGTask{Name: kubesprayDone, Template: runkubespray.Name, Arguments: withLimit(kubesprayArgs, runkubespray.ControlPlaneLimit)}, kubesprayAfter...)
+	default:
 		d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: kubesprayArgs}}, kubesprayAfter...)
 	}
 	if opts.Kubespray.UpdateControlPlane {
@@ -187,8 +193,8 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		if err := d.addTemplate(update); err != nil {
 			return nil, err
 		}
-		d.addTask(wfv1.DAGTask{Name: runkubespray.UpdateControlPlaneName, Template: runkubespray.UpdateControlPlaneName, Arguments: wfv1.Arguments{Parameters: append(slices.Clone(kubesprayArgs),
-			wfv1.Parameter{Name: runkubespray.LimitParam, Value: wfv1.AnyStringPtr(runkubespray.ControlPlaneLimit)})}}, kubesprayDone)
+		d.addTask(wfv1.DAGTask{Name: runkubespray.UpdateControlPlaneName, Template: runkubespray.UpdateControlPlaneName,
+			Arguments: withLimit(kubesprayArgs, runkubespray.ControlPlaneLimit)}, kubesprayDone)
 		kubesprayDone = runkubespray.UpdateControlPlaneName
 	}
 	if etcd != nil {
@@ -198,6 +204,8 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		kubesprayDone = checketcdmembers.AfterTask
 	}
 	d.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, kubesprayDone)
+	// The certificates' expiry, for the status, once the cluster is as the run left it.
+	d.addTask(wfv1.DAGTask{Name: readcertificates.Name, Template: readcertificates.Name, Arguments: hostsOf(resolveleases.Name)}, fetchkubeconfig.Name)
 	// Plugins run one after another, in CR order: later ones (sriov-network) may need
 	// earlier ones (multus).
 	previous := fetchkubeconfig.Name
@@ -245,10 +253,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 // run-kubespray template with its own limit; a failed wave stops the ones after it, and
 // Argo's retry starts again from it. It returns the last task.
 func addUpgradeWaves(d *dag, plan runkubespray.Plan, kubesprayArgs []wfv1.Parameter, after []string) (string, error) {
-	withLimit := func(limit string) wfv1.Arguments {
-		return wfv1.Arguments{Parameters: append(slices.Clone(kubesprayArgs), wfv1.Parameter{Name: runkubespray.LimitParam, Value: wfv1.AnyStringPtr(limit)})}
-	}
-	d.addTask(wfv1.DAGTask{Name: runkubespray.ControlPlaneTask, Template: runkubespray.Name, Arguments: withLimit(runkubespray.ControlPlaneLimit)}, after...)
+	d.addTask(wfv1.DAGTask{Name: runkubespray.ControlPlaneTask, Template: runkubespray.Name, Arguments: withLimit(kubesprayArgs, runkubespray.ControlPlaneLimit)}, after...)
 	previous := runkubespray.ControlPlaneTask
 	if plan.Approval && len(plan.Waves) > 0 {
 		if err := d.addTemplate(runkubespray.ApprovalTemplate()); err != nil {
@@ -260,10 +265,15 @@ func addUpgradeWaves(d *dag, plan runkubespray.Plan, kubesprayArgs []wfv1.Parame
 			d.addTask(wfv1.DAGTask{Name: runkubespray.ApprovalTask(i + 1), Template: runkubespray.ApprovalTemplateName}, previous)
 			previous = runkubespray.ApprovalTask(i + 1)
 		}
-		d.addTask(wfv1.DAGTask{Name: runkubespray.WaveTask(i + 1), Template: runkubespray.Name, Arguments: withLimit(strings.Join(wave, ","))}, previous)
+		d.addTask(wfv1.DAGTask{Name: runkubespray.WaveTask(i + 1), Template: runkubespray.Name, Arguments: withLimit(kubesprayArgs, strings.Join(wave, ","))}, previous)
 		previous = runkubespray.WaveTask(i + 1)
 	}
 	return previous, nil
+}
+
+// withLimit are a kubespray task's arguments with the --limit of its upgrade-cluster.yml.
+func withLimit(kubesprayArgs []wfv1.Parameter, limit string) wfv1.Arguments {
+	return wfv1.Arguments{Parameters: append(slices.Clone(kubesprayArgs), wfv1.Parameter{Name: runkubespray.LimitParam, Value: wfv1.AnyStringPtr(limit)})}
 }
 
 // KubesprayImageOf is the kubespray image p's runs use: its own, or the site's.
@@ -548,7 +558,7 @@ func describeProvisioning(p *bpav1.Provisioning, opts Options, mirror *offline.M
 	if len(opts.Kubespray.Nodes) > 0 {
 		desc += " " + strings.Join(opts.Kubespray.Nodes, ",")
 	}
-	if mode == runkubespray.ModeUpgrade {
+	if mode == runkubespray.ModeUpgrade || mode == runkubespray.ModeRenewCertificates || opts.Kubespray.UpdateControlPlane {
 		desc += ": " + opts.Kubespray.String()
 	}
 	if len(p.Spec.KUDPlugins) > 0 {

@@ -122,6 +122,9 @@ func TestCompileVariants(t *testing.T) {
 				EtcdChange:         &runkubespray.EtcdChange{Before: []string{"master"}, After: []string{"master", "master-2", "master-3"}},
 				UpdateControlPlane: true}
 		}},
+		{"renew-certificates", func(o *compile.Options) {
+			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates, KubernetesVersion: "1.34.3"}
+		}},
 		{"master-removed", func(o *compile.Options) {
 			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"master-2"}, KubernetesVersion: "1.34.3",
 				ControlPlane: []string{"master", "master-2"}, Etcd: []string{"master"},
@@ -354,6 +357,7 @@ func TestWorkflowContract(t *testing.T) {
 		"pin-host-keys <- resolve-leases.Succeeded",
 		"run-kubespray <- pin-host-keys.Succeeded && render-inventory.Succeeded",
 		"fetch-kubeconfig <- run-kubespray.Succeeded",
+		"read-certificates <- fetch-kubeconfig.Succeeded",
 		"kud-plugin-onap4k8s <- fetch-kubeconfig.Succeeded",
 	}
 	if diff := cmp.Diff(wantTasks, tasks); diff != "" {
@@ -371,7 +375,7 @@ func TestWorkflowContract(t *testing.T) {
 		for _, m := range tmpl.Container.VolumeMounts {
 			mountsKey = mountsKey || m.Name == "ssh-key"
 		}
-		if want := tmpl.Name == "run-kubespray" || tmpl.Name == "fetch-kubeconfig"; mountsKey != want {
+		if want := tmpl.Name == "run-kubespray" || tmpl.Name == "fetch-kubeconfig" || tmpl.Name == "read-certificates"; mountsKey != want {
 			t.Errorf("template %s mounts the SSH key: %v, want %v", tmpl.Name, mountsKey, want)
 		}
 		mountsKubeconfig := slices.ContainsFunc(tmpl.Container.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "kubeconfig" })

@@ -33,6 +33,10 @@ const (
 	// ModeUpgrade runs upgrade-cluster.yml wave by wave: the control plane and etcd first,
 	// then the workers in Waves, as kubespray's node-based upgrade does (docs/operations/upgrades.md).
 	ModeUpgrade Mode = "upgrade"
+	// ModeRenewCertificates runs upgrade-cluster.yml for the control plane and etcd at the
+	// cluster's own version: kubeadm's upgrade renews every certificate it manages (kubespray's
+	// kubeadm_upgrade_auto_cert_renewal, forced on for the run).
+	ModeRenewCertificates Mode = "renew-certificates"
 )
 
 // Plan is the kubespray run a Workflow does.
@@ -99,15 +103,19 @@ func (p Plan) Command() (command, args []string, err error) {
 		}
 		// The script's own name ($0), the limit ($1), then ansible-playbook's arguments.
 		return []string{"/bin/sh", "-c", ScaleScript}, append([]string{Name, nodes}, args...), nil
-	case ModeUpgrade:
+	case ModeUpgrade, ModeRenewCertificates:
 		if len(p.Nodes) > 0 || p.KubernetesVersion == "" {
-			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes and needs the version to upgrade to", p.Mode)
+			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes and needs the version to upgrade to or renew at", p.Mode)
 		}
 		// One template for every wave: the limit is the task's parameter ($1 of a constant
 		// script, never shell text); a wave's workers go at once (serial), the masters one
 		// at a time whatever serial says (kubespray's control-plane play has serial: 1).
-		return []string{"/bin/sh", "-c", UpgradeScript}, append(append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...),
-			"--extra-vars=serial=100%"), nil
+		args = append(append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...), "--extra-vars=serial=100%")
+		if p.Mode == ModeRenewCertificates {
+			// Last, so that no extra variable of the CR turns the renewal off.
+			args = append(args, `--extra-vars={"kubeadm_upgrade_auto_cert_renewal": true}`)
+		}
+		return []string{"/bin/sh", "-c", UpgradeScript}, args, nil
 	case ModeRemove:
 		if len(p.Nodes) == 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
@@ -153,6 +161,9 @@ const (
 	// ApprovalTemplateName is the suspend template every approval runs.
 	ApprovalTemplateName = "approve-wave"
 )
+
+// RenewCertificatesTask renews the control plane's certificates (ModeRenewCertificates).
+const RenewCertificatesTask = "renew-certificates"
 
 // UpdateControlPlaneName is the template and task that follow a cluster.yml which added etcd
 // members: upgrade-cluster.yml at the cluster's version, limited to the control plane and
@@ -228,7 +239,7 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 			steps.InputFile(steps.ExtraVarsParam, "extra-vars.json"),
 		},
 	}
-	if plan.Mode == ModeUpgrade {
+	if plan.Mode == ModeUpgrade || plan.Mode == ModeRenewCertificates {
 		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: LimitParam})
 	}
 	if plan.Mode == ModeRemove {
@@ -278,6 +289,8 @@ func (p Plan) String() string {
 		return "scale.yml for " + strings.Join(p.Nodes, ", ")
 	case ModeRemove:
 		return "remove-node.yml for " + strings.Join(p.Nodes, ", ")
+	case ModeRenewCertificates:
+		return fmt.Sprintf("upgrade-cluster.yml for the control plane and etcd at Kubernetes %s, renewing the control plane's certificates", p.KubernetesVersion)
 	case ModeCreate, "":
 		if p.UpdateControlPlane {
 			return "cluster.yml, then upgrade-cluster.yml for the control plane and etcd (etcd grows to " + strings.Join(p.Etcd, ", ") + ")"

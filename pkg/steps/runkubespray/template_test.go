@@ -119,3 +119,33 @@ func TestCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestRenewalRunsUpgradeForTheControlPlane: a renewal, as its pod runs it with the control
+// plane's limit: facts.yml, then upgrade-cluster.yml for the control plane and etcd, with
+// kubeadm's certificate renewal forced on last (after any extra variable of the CR).
+func TestRenewalRunsUpgradeForTheControlPlane(t *testing.T) {
+	command, args, err := Plan{Mode: ModeRenewCertificates, KubernetesVersion: "1.34.3"}.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args[1] = ControlPlaneLimit
+	bin := t.TempDir()
+	record := filepath.Join(t.TempDir(), "calls")
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte("#!/bin/sh\necho \"$*\" >> "+record+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(command[0], append(command[1:], args...)...)
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	calls, _ := os.ReadFile(record)
+	common := `--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials --extra-vars=serial=100% --extra-vars={"kubeadm_upgrade_auto_cert_renewal": true}`
+	want := common + " playbooks/facts.yml\n" + common + " --limit=kube_control_plane:etcd upgrade-cluster.yml\n"
+	if string(calls) != want {
+		t.Errorf("the renewal called\n%s\nwant\n%s", calls, want)
+	}
+	if _, _, err := (Plan{Mode: ModeRenewCertificates}).Command(); err == nil {
+		t.Errorf("a renewal without the cluster's version was accepted")
+	}
+}

@@ -1,0 +1,41 @@
+package readcertificates
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
+)
+
+// Command is the step as its pod runs it.
+func Command() *cobra.Command {
+	var f stepcmd.NodeStepFlags
+	var kubeadm, leaving, output string
+	cmd := &cobra.Command{
+		Use:   Name + " --namespace NS --name N --uid U --generation G --cluster C --hosts FILE --output FILE",
+		Short: "Over SSH, read when each master's kubeadm-managed certificates expire, for the Provisioning's status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			step, err := f.Start(cmd.Context(), map[string]string{"kubeadm": kubeadm})
+			if err != nil {
+				return err
+			}
+			run := Run{User: f.User, Kubeadm: kubeadm, Leaving: stepcmd.List(leaving)}
+			report, err := Read(cmd.Context(), step.Client, step.Ref, step.Hosts, run, f.SSH)
+			if err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintln(cmd.OutOrStdout(), report.Summary()); err != nil {
+				return err
+			}
+			return stepcmd.WriteJSON(cmd.OutOrStdout(), output, report)
+		},
+	}
+	f.AddTo(cmd)
+	cmd.Flags().StringVar(&leaving, "leaving", "", "comma-separated nodes the run removed (not read)")
+	cmd.Flags().StringVar(&output, "output", "", "where to write the report, JSON (required)")
+	cmd.Flags().StringVar(&kubeadm, "kubeadm", DefaultKubeadm, "kubeadm on the masters")
+	_ = cmd.MarkFlagRequired("output")
+	return cmd
+}
