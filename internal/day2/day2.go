@@ -164,8 +164,7 @@ func upgradePlan(p *bpav1.Provisioning, release kubesprayreleases.Release, known
 	if err := release.CheckUpgrade(current, want); err != nil {
 		return runkubespray.Plan{}, &UnsupportedError{Reason: versionPath + ": " + err.Error()}
 	}
-	rec := p.Status.Provisioned
-	if change := mastersChange(rec, &p.Spec); change != "" || rec.Digest != clusterDigest(&p.Spec) || !maps.Equal(recorded(rec.Workers), entries(p.Spec.Workers)) {
+	if !asRecorded(p) {
 		return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
 			"%s: the upgrade %s → %s comes with other changes: upgrade with the nodes and settings as they are, then change them in the next generation", versionPath, current, want)}
 	}
@@ -187,14 +186,20 @@ func upgradePlan(p *bpav1.Provisioning, release kubesprayreleases.Release, known
 // must be known, and nothing else may change in that generation.
 func renewalPlan(p *bpav1.Provisioning, version string) (runkubespray.Plan, error) {
 	const path = "spec.certificateRenewal"
-	rec := p.Status.Provisioned
 	if version == "" {
 		return runkubespray.Plan{}, &UnsupportedError{Reason: path + ": the renewal runs kubespray's upgrade-cluster.yml at the cluster's Kubernetes version, which is not recorded (made before versions were, or by a kubespray image this controller does not know)"}
 	}
-	if mastersChange(rec, &p.Spec) != "" || rec.Digest != clusterDigest(&p.Spec) || !maps.Equal(recorded(rec.Workers), entries(p.Spec.Workers)) {
+	if !asRecorded(p) {
 		return runkubespray.Plan{}, &UnsupportedError{Reason: path + ": the renewal comes with other changes: renew with the nodes and settings as they are, then change them in the next generation"}
 	}
 	return runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates, KubernetesVersion: version}, nil
+}
+
+// asRecorded reports whether p's nodes and settings are those its record has: what an upgrade
+// or a renewal, which change nothing else, needs.
+func asRecorded(p *bpav1.Provisioning) bool {
+	rec := p.Status.Provisioned
+	return mastersChange(rec, &p.Spec) == "" && rec.Digest == clusterDigest(&p.Spec) && maps.Equal(recorded(rec.Workers), entries(p.Spec.Workers))
 }
 
 // recorded maps recorded entries' labels to their digests.

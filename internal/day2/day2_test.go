@@ -49,21 +49,36 @@ func onCluster(p *bpav1.Provisioning, want *runkubespray.Plan) {
 	}
 }
 
-// checkPlan compares p's plan with want, or, with wantErr, checks that it is refused saying it.
-func checkPlan(t *testing.T, p *bpav1.Provisioning, image string, want runkubespray.Plan, wantErr string) {
+// v230 is an image of kubespray v2.30.0, which installs 1.32.0–1.34.3 (by default 1.34.3).
+const v230 = "quay.io/kubespray/kubespray:v2.30.0"
+
+// planCase is a generation and the plan it must get (with image, v230 unless set), or the
+// refusal it must get (err, part of the message).
+type planCase struct {
+	name  string
+	p     *bpav1.Provisioning
+	image string
+	want  runkubespray.Plan
+	err   string
+}
+
+// check compares the case's plan with want (completed by onCluster), or checks that it is
+// refused saying err.
+func (tc planCase) check(t *testing.T) {
 	t.Helper()
-	got, err := day2.KubesprayPlan(p, image)
-	if wantErr != "" {
+	onCluster(tc.p, &tc.want)
+	got, err := day2.KubesprayPlan(tc.p, cmp.Or(tc.image, v230))
+	if tc.err != "" {
 		var unsupported *day2.UnsupportedError
-		if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), wantErr) {
-			t.Fatalf("got %+v, %v; want an UnsupportedError saying %q", got, err, wantErr)
+		if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), tc.err) {
+			t.Fatalf("got %+v, %v; want an UnsupportedError saying %q", got, err, tc.err)
 		}
 		return
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := gocmp.Diff(want, got); d != "" {
+	if d := gocmp.Diff(tc.want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
@@ -201,7 +216,6 @@ func TestKubesprayPlan(t *testing.T) {
 // TestKubernetesVersionPlan: the version each run installs, and the upgrades planned or refused,
 // with kubespray v2.30.0 (it installs 1.32.0–1.34.3, by default 1.34.3).
 func TestKubernetesVersionPlan(t *testing.T) {
-	const v230 = "quay.io/kubespray/kubespray:v2.30.0"
 	at := func(version string, mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
 		p := base()
 		p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"), entry("worker-4", "00:00:00:00:00:05"), entry("worker-5", "00:00:00:00:00:06"))
@@ -214,13 +228,7 @@ func TestKubernetesVersionPlan(t *testing.T) {
 		return func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = version }
 	}
 	workers := [][]string{{"worker-1"}, {"worker-2"}, {"worker-3"}, {"worker-4"}, {"worker-5"}}
-	for _, tc := range []struct {
-		name  string
-		p     *bpav1.Provisioning
-		image string
-		want  runkubespray.Plan
-		err   string
-	}{
+	for _, tc := range []planCase{
 		{name: "a new cluster gets the release's default, recorded", p: base(), want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3"}},
 		{name: "a new cluster at a version the release installs", p: func() *bpav1.Provisioning { p := base(); p.Spec.KubernetesVersion = "1.33.7"; return p }(),
 			want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.33.7"}},
@@ -267,10 +275,7 @@ func TestKubernetesVersionPlan(t *testing.T) {
 			return p
 		}(), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			onCluster(tc.p, &tc.want)
-			checkPlan(t, tc.p, cmp.Or(tc.image, v230), tc.want, tc.err)
-		})
+		t.Run(tc.name, tc.check)
 	}
 }
 
@@ -372,7 +377,6 @@ func TestBinariesInTheDigest(t *testing.T) {
 // certificates (upgrade-cluster.yml for the control plane at the cluster's version), alone; an
 // upgrade renews them anyway; the same value again is no renewal.
 func TestCertificateRenewalPlan(t *testing.T) {
-	const v230 = "quay.io/kubespray/kubespray:v2.30.0"
 	at := func(version, renewal string, mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
 		p := base()
 		p.Spec.CertificateRenewal = renewal
@@ -384,13 +388,7 @@ func TestCertificateRenewalPlan(t *testing.T) {
 	renew := func(value string) func(*bpav1.Provisioning) {
 		return func(p *bpav1.Provisioning) { p.Spec.CertificateRenewal = value }
 	}
-	for _, tc := range []struct {
-		name  string
-		p     *bpav1.Provisioning
-		image string
-		want  runkubespray.Plan
-		err   string
-	}{
+	for _, tc := range []planCase{
 		{name: "a new value: the renewal", p: at("1.34.3", "", renew("2026-11")),
 			want: runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates, KubernetesVersion: "1.34.3"}},
 		{name: "another new value: another renewal", p: at("1.34.3", "2026-11", renew("2027-10")),
@@ -411,8 +409,7 @@ func TestCertificateRenewalPlan(t *testing.T) {
 		}), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"worker-1"}, {"worker-2"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			onCluster(tc.p, &tc.want)
-			checkPlan(t, tc.p, cmp.Or(tc.image, v230), tc.want, tc.err)
+			tc.check(t)
 			if tc.err == "" {
 				if got := day2.OutcomeOf(tc.p, tc.want).Provisioned.CertificateRenewal; got != tc.p.Spec.CertificateRenewal {
 					t.Errorf("recorded renewal %q, want the spec's %q", got, tc.p.Spec.CertificateRenewal)

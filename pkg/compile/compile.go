@@ -163,14 +163,15 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		kubesprayArgs = append(kubesprayArgs, outputOf(checkleavingnodes.Name, runkubespray.RemovalVarsParam, runkubespray.RemovalVarsParam))
 		kubesprayAfter = append(kubesprayAfter, checkleavingnodes.Name)
 	}
+	// The addressed hosts, every step after resolve-leases reads.
+	resolvedHosts := outputOf(resolveleases.Name, steps.HostsParam, steps.HostsParam)
 	etcd := opts.Kubespray.EtcdChange
 	if etcd != nil {
 		// A change of masters starts only from the etcd the record describes.
 		if err := d.addTemplate(checketcdmembers.Template(opts.StepImage, p.Spec.SSH.LoginUser())); err != nil {
 			return nil, err
 		}
-		hosts := outputOf(resolveleases.Name, steps.HostsParam, steps.HostsParam)
-		d.addTask(wfv1.DAGTask{Name: checketcdmembers.BeforeTask, Template: checketcdmembers.Name, Arguments: checketcdmembers.Arguments(hosts, etcd.Before)}, pinhostkeys.Name)
+		d.addTask(wfv1.DAGTask{Name: checketcdmembers.BeforeTask, Template: checketcdmembers.Name, Arguments: checketcdmembers.Arguments(resolvedHosts, etcd.Before)}, pinhostkeys.Name)
 		kubesprayAfter = append(kubesprayAfter, checketcdmembers.BeforeTask)
 	}
 	kubesprayDone := runkubespray.Name
@@ -186,7 +187,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 		d.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: kubesprayArgs}}, kubesprayAfter...)
 	}
 	if opts.Kubespray.UpdateControlPlane {
-		update, err := runkubespray.UpdateControlPlaneTemplate(kubesprayImage, opts.Kubespray)
+		update, err := runkubespray.UpdateControlPlaneTemplate(kubesprayImage, opts.Kubespray.KubernetesVersion)
 		if err != nil {
 			return nil, fmt.Errorf("options: %w", err)
 		}
@@ -200,7 +201,7 @@ func Provisioning(in *bpav1.Provisioning, opts Options) (*wfv1.Workflow, error) 
 	if etcd != nil {
 		// ... and ends with the etcd it planned.
 		d.addTask(wfv1.DAGTask{Name: checketcdmembers.AfterTask, Template: checketcdmembers.Name,
-			Arguments: checketcdmembers.Arguments(outputOf(resolveleases.Name, steps.HostsParam, steps.HostsParam), etcd.After)}, kubesprayDone)
+			Arguments: checketcdmembers.Arguments(resolvedHosts, etcd.After)}, kubesprayDone)
 		kubesprayDone = checketcdmembers.AfterTask
 	}
 	d.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, kubesprayDone)

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/knownhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
@@ -45,21 +44,16 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.
 	if i < 0 || hosts[i].IP == "" {
 		return fmt.Errorf("etcd member %q is not among the addressed hosts", first)
 	}
-	signer, err := sshexec.LoadSigner(opts.KeyFile)
+	cfg, err := opts.Login(c, p.Namespace, p.Labels[bpav1.ClusterLabel], check.User)
 	if err != nil {
 		return err
 	}
-	cfg := sshexec.Config{User: check.User, Signer: signer, Keys: knownhosts.For(c, p.Namespace, p.Labels[bpav1.ClusterLabel]), Timeout: opts.Timeout}
 	node, err := sshexec.Dial(ctx, cfg, net.JoinHostPort(hosts[i].IP, strconv.Itoa(opts.Port)))
 	if err != nil {
 		return stepcmd.RetryableUnlessHostKey(fmt.Errorf("etcd member %q: %w", first, err))
 	}
 	defer node.Close()
-	words := []string{check.Etcdctl, "member", "list", "--write-out=json"}
-	if check.User != bpav1.DefaultSSHUser {
-		words = sshexec.Privileged(nil, words...)
-	}
-	command, err := sshexec.Quote(words...)
+	command, err := stepcmd.RootCommand(check.User, check.Etcdctl, "member", "list", "--write-out=json")
 	if err != nil {
 		return err
 	}

@@ -48,23 +48,17 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, run Kubeconfig
 	if err != nil {
 		return err
 	}
-	signer, err := sshexec.LoadSigner(opts.KeyFile)
+	cfg, err := opts.Login(c, p.Namespace, cluster, run.User)
 	if err != nil {
 		return err
 	}
-	user := run.User
-	cfg := sshexec.Config{User: user, Signer: signer, Keys: knownhosts.For(c, p.Namespace, cluster), Timeout: opts.Timeout}
 	addr := net.JoinHostPort(master.IP, strconv.Itoa(opts.Port))
 	node, err := sshexec.Dial(ctx, cfg, addr)
 	if err != nil {
 		return stepcmd.RetryableUnlessHostKey(fmt.Errorf("master %q: %w", master.Label, err))
 	}
 	defer node.Close()
-	words := []string{"cat", "--", adminConf}
-	if user != bpav1.DefaultSSHUser {
-		words = sshexec.Privileged(nil, words...)
-	}
-	command, err := sshexec.Quote(words...)
+	command, err := stepcmd.RootCommand(run.User, "cat", "--", adminConf)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/knownhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
@@ -55,12 +54,11 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, node string, r
 	if net.ParseIP(address) == nil {
 		return report, fmt.Errorf("node %q: address %q is not an IP address", node, address)
 	}
-	signer, err := sshexec.LoadSigner(opts.SSH.KeyFile)
+	user := sw.Spec.SSH.LoginUser()
+	cfg, err := opts.SSH.Login(c, sw.Namespace, sw.Labels[bpav1.ClusterLabel], user)
 	if err != nil {
 		return report, err
 	}
-	user := sw.Spec.SSH.LoginUser()
-	cfg := sshexec.Config{User: user, Signer: signer, Keys: knownhosts.For(c, sw.Namespace, sw.Labels[bpav1.ClusterLabel]), Timeout: opts.SSH.Timeout}
 	conn, err := sshexec.Dial(ctx, cfg, net.JoinHostPort(address, strconv.Itoa(opts.SSH.Port)))
 	if err != nil {
 		return report, stepcmd.RetryableUnlessHostKey(fmt.Errorf("node %q: %w", node, err))

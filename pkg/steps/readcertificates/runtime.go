@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/knownhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
@@ -37,16 +36,11 @@ func Read(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1
 	if err := stepcmd.GetIncarnation(ctx, c, ref, p, "Provisioning"); err != nil {
 		return Report{}, err
 	}
-	signer, err := sshexec.LoadSigner(opts.KeyFile)
+	cfg, err := opts.Login(c, p.Namespace, p.Labels[bpav1.ClusterLabel], run.User)
 	if err != nil {
 		return Report{}, err
 	}
-	cfg := sshexec.Config{User: run.User, Signer: signer, Keys: knownhosts.For(c, p.Namespace, p.Labels[bpav1.ClusterLabel]), Timeout: opts.Timeout}
-	words := []string{run.Kubeadm, "certs", "check-expiration", "--output=json"}
-	if run.User != bpav1.DefaultSSHUser {
-		words = sshexec.Privileged(nil, words...)
-	}
-	command, err := sshexec.Quote(words...)
+	command, err := stepcmd.RootCommand(run.User, run.Kubeadm, "certs", "check-expiration", "--output=json")
 	if err != nil {
 		return Report{}, err
 	}

@@ -170,10 +170,10 @@ const RenewCertificatesTask = "renew-certificates"
 // etcd (the Plan's UpdateControlPlane).
 const UpdateControlPlaneName = "update-control-plane"
 
-// UpdateControlPlaneTemplate is that run: an upgrade's template at the plan's version, under
-// its own name; its task passes ControlPlaneLimit as the limit.
-func UpdateControlPlaneTemplate(kubesprayImage string, plan Plan) (wfv1.Template, error) {
-	t, err := Template(kubesprayImage, Plan{Mode: ModeUpgrade, KubernetesVersion: plan.KubernetesVersion})
+// UpdateControlPlaneTemplate is that run: an upgrade's template at the cluster's version,
+// under its own name; its task passes ControlPlaneLimit as the limit.
+func UpdateControlPlaneTemplate(kubesprayImage, version string) (wfv1.Template, error) {
+	t, err := Template(kubesprayImage, Plan{Mode: ModeUpgrade, KubernetesVersion: version})
 	t.Name = UpdateControlPlaneName
 	return t, err
 }

@@ -9,6 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/knownhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 )
 
 // NodeStepFlags are the flags of a step that logs in to the cluster's nodes after kubespray:
@@ -68,4 +70,23 @@ func (f *NodeStepFlags) Start(ctx context.Context, paths map[string]string) (Nod
 		return NodeStep{}, err
 	}
 	return NodeStep{Ref: ref, Client: c, Hosts: hosts}, nil
+}
+
+// Login is how a step logs in to a cluster's nodes as user: the mounted key, host keys checked
+// against the cluster's pins (Secret "<cluster>-known-hosts" in namespace).
+func (o SSHOptions) Login(c client.Client, namespace, cluster, user string) (sshexec.Config, error) {
+	signer, err := sshexec.LoadSigner(o.KeyFile)
+	if err != nil {
+		return sshexec.Config{}, err
+	}
+	return sshexec.Config{User: user, Signer: signer, Keys: knownhosts.For(c, namespace, cluster), Timeout: o.Timeout}, nil
+}
+
+// RootCommand is words as one command line run as root by user: as they are for root, through
+// sudo without a password prompt otherwise.
+func RootCommand(user string, words ...string) (string, error) {
+	if user != bpav1.DefaultSSHUser {
+		words = sshexec.Privileged(nil, words...)
+	}
+	return sshexec.Quote(words...)
 }
