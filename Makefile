@@ -102,6 +102,9 @@ vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's ker
 # (test/e2e), on machines of the same sizes: the second compares itself with the first's figure.
 # E2E_CLUSTER=hand or E2E_CLUSTER=argo runs one; UNTIL=ready ends the run by hand once the
 # cluster is Ready and its figure recorded (without the plugin, Software, scale and removals).
+# E2E_CLUSTER=upgrade runs the upgrade test instead: a cluster at 1.33.4 (the test's
+# upgradeFrom, whose downloads are built too) upgraded to kubespray's default in two approved
+# waves.
 E2E_CLUSTER ?= hand argo
 UNTIL ?= 1
 
@@ -113,6 +116,8 @@ e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the v
 	@mkdir -p bin && : > $$BPA_KUBESPRAY_LOG && echo "kubespray's output by hand, as it comes: tail -f $$BPA_KUBESPRAY_LOG"
 	@if [[ " $(E2E_CLUSTER) " == *" hand "* ]]; then set -x; $(VM_SUITE) -timeout 150m -run 'TestRealClusterOnVirtualMachines' ./test/vm/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" upgrade "* ]]; then set -x; from="$$(hack/kubespray-downloads.sh 1.33.4)" && \
+	  BPA_REAL_UPGRADE=1 BPA_KUBESPRAY_DOWNLOADS_FROM="$$from" $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUpgradeUnderArgo' ./test/e2e/; fi
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

@@ -3,7 +3,11 @@
 # files and images, from the modules of hack/tools/kubespray-downloads, ../shared/third_party
 # and Debian's packages) and prints the folder it wrote, cached by everything that decides it:
 #
-#   hack/kubespray-downloads.sh      (the kubespray release is internal/testcluster's)
+#   hack/kubespray-downloads.sh [KUBE_VERSION]
+#
+# The kubespray release is internal/testcluster's; KUBE_VERSION ("1.33.4") builds for another
+# Kubernetes version than that release's default (an upgrade test's first), in a folder of its
+# own: the two folders together serve the upgrade (testcluster.Vars).
 #
 # The images' root filesystem is Debian bookworm's minbase with what the cluster's images run
 # besides their own binary: iptables, ipset, conntrack and kmod for kube-proxy and flannel, a
@@ -18,8 +22,12 @@ third_party="${BPA_THIRD_PARTY:-$root/../shared/third_party}"
 cache_base="${BPA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpa-workflow-controller}"
 SUITE=bookworm
 PACKAGES="iptables,ipset,conntrack,kmod,ca-certificates"
-PAUSE_VERSION=3.10.1
+kube_version="${1:-}"
 say() { echo "kubespray-downloads: $*" >&2; }
+if [ -n "$kube_version" ] && ! [[ "$kube_version" =~ ^1\.[0-9]+\.[0-9]+$ ]]; then
+  say "KUBE_VERSION $kube_version: want MAJOR.MINOR.PATCH (1.33.4)"
+  exit 2
+fi
 
 version="$(sed -n 's/^const KubesprayVersion = "\(.*\)"$/\1/p' internal/testcluster/testcluster.go)"
 kubespray_src="$third_party/kubespray-$version.tar.gz"
@@ -36,6 +44,19 @@ if [ ! -d "$tree/roles/kubespray_defaults" ]; then
   mv "$tree.tmp" "$tree"
 fi
 
+# pause's version is kubespray's for the Kubernetes minor release (its
+# pod_infra_supported_versions); the default's is the newest minor's.
+tables="$tree/roles/kubespray_defaults/vars/main/main.yml"
+minor="${kube_version%.*}"
+if [ -z "$kube_version" ]; then
+  minor="$(sed -n '/^pod_infra_supported_versions:/,/^[^ ]/p' "$tables" | sed -n "s/^  '\(1\.[0-9]*\)': .*/\1/p" | head -1)"
+fi
+PAUSE_VERSION="$(sed -n '/^pod_infra_supported_versions:/,/^[^ ]/p' "$tables" | sed -n "s/^  '$minor': '\(.*\)'\$/\1/p")"
+if [ -z "$PAUSE_VERSION" ]; then
+  say "kubespray $version names no pause for Kubernetes ${minor:-?} ($tables)"
+  exit 1
+fi
+
 base="$cache_base/kubespray-downloads-base-$SUITE-$(printf '%s %s minbase nodocs' "$SUITE" "$PACKAGES" | sha256sum | cut -c1-12).tar"
 if [ ! -f "$base" ]; then
   say "building the images' root filesystem: Debian $SUITE with $PACKAGES (about 1 minute)"
@@ -48,19 +69,21 @@ pause="$(PAUSE_VERSION=$PAUSE_VERSION hack/pause.sh)"
 key="$( (cat hack/kubespray-downloads/*.go internal/testcluster/*.go pkg/kubespraydownloads/*.go "$0"
   find hack/tools/kubespray-downloads -type f | sort | xargs cat
   for f in "$kubespray_src" "$third_party"/cri-tools-*.tar.gz "$third_party"/flannel-cni-plugin-*.tar.gz "$pause"; do sha256sum <"$f"; done
-  echo "$base") | sha256sum | cut -c1-12)"
-out="$cache_base/kubespray-downloads-$version-$key"
+  echo "$base $kube_version") | sha256sum | cut -c1-12)"
+name="kubespray-downloads-$version${kube_version:+-$kube_version}"
+out="$cache_base/$name-$key"
 if [ ! -f "$out/built.txt" ]; then
   mkdir -p "$cache_base/kubespray-downloads-bin"
   exec 9>"$cache_base/kubespray-downloads-bin/.lock"
   flock 9
   start=$SECONDS
   go run ./hack/kubespray-downloads -kubespray "$tree" -third-party "$third_party" -base "$base" \
-    -pause "$pause" -pause-version "$PAUSE_VERSION" -cache "$cache_base/kubespray-downloads-bin" -o "$out"
+    -pause "$pause" -pause-version "$PAUSE_VERSION" -cache "$cache_base/kubespray-downloads-bin" -o "$out" \
+    ${kube_version:+-kube-version "$kube_version"}
   say "built in $((SECONDS - start)) s"
   # Earlier outputs (another key) are half a gigabyte each: only the newest is kept.
-  for old in "$cache_base/kubespray-downloads-$version-"*; do
-    [ "$old" = "$out" ] || rm -rf "$old"
+  for old in "$cache_base/$name-"*; do
+    [[ "$old" = "$out" || "${old#"$cache_base/$name-"}" == *-* ]] || rm -rf "$old"
   done
 fi
 echo "$out"

@@ -37,7 +37,7 @@ func say(format string, args ...any) {
 
 func run(ctx context.Context, o options) error {
 	start := time.Now()
-	downloads, filesRepo, registry, err := list(ctx, o.kubespray)
+	downloads, filesRepo, registry, err := list(ctx, o.kubespray, o.kubeVersion)
 	if err != nil {
 		return err
 	}
@@ -45,27 +45,25 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	say("kubespray downloads %d files and images for the test cluster", len(plans))
+	say("kubespray downloads %d files and images for the test cluster%s", len(plans), o.forVersion())
 
 	// Every tool at the version kubespray asks for, then built (or found in the cache).
-	versions := map[string]string{}
+	sources := map[string]source{}
+	versionsOf := map[string]string{} // module folder → the version its go.mod pins
 	for _, p := range plans {
-		v, err := toolVersion(o, p)
+		src, err := sourceOf(o, p, filesRepo, versionsOf)
 		if err != nil {
 			return err
 		}
-		if !matches(p.Download, filesRepo, v) {
-			return fmt.Errorf("kubespray wants %s; %s is at %s: move it (hack/tools/kubespray-downloads/%s/go.mod) or the test cluster's options (internal/testcluster)",
-				p.Download, p.Recipe.Tool, v, tools[p.Recipe.Tool].Dir)
+		if prev, ok := sources[p.Recipe.Tool]; ok && prev.Version != src.Version {
+			return fmt.Errorf("%s is wanted at both %s and %s", p.Recipe.Tool, prev.Version, src.Version)
 		}
-		if prev, ok := versions[p.Recipe.Tool]; ok && prev != v {
-			return fmt.Errorf("%s is wanted at both %s and %s", p.Recipe.Tool, prev, v)
-		}
-		versions[p.Recipe.Tool] = v
+		sources[p.Recipe.Tool] = src
 	}
 	if o.planOnly {
 		for _, p := range plans {
-			fmt.Printf("%-32s %-8s %s\n", p.Download.Name, versions[p.Recipe.Tool], toolSource(p.Recipe.Tool))
+			src := sources[p.Recipe.Tool]
+			fmt.Printf("%-32s %-8s %s\n", p.Download.Name, src.Version, describe(p.Recipe.Tool, src))
 		}
 		return nil
 	}
@@ -79,7 +77,7 @@ func run(ctx context.Context, o options) error {
 			if _, ok := binaries[t][b]; ok {
 				continue
 			}
-			if binaries[t][b], err = buildBinary(ctx, o, t, versions[t], b); err != nil {
+			if binaries[t][b], err = buildBinary(ctx, o, t, sources[t], b); err != nil {
 				return err
 			}
 		}
@@ -89,7 +87,7 @@ func run(ctx context.Context, o options) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
-	checksums := map[string]string{}
+	checksums := map[string]any{}
 	var built []string
 	lay, err := layout.Write(filepath.Join(tmp, "images"), empty.Index)
 	if err != nil {
@@ -97,16 +95,20 @@ func run(ctx context.Context, o options) error {
 	}
 	var imagesList []string
 	for _, p := range plans {
-		t, d := p.Recipe.Tool, p.Download
-		from := versions[t] + " " + toolSource(t)
+		t, d, src := p.Recipe.Tool, p.Download, sources[p.Recipe.Tool]
+		from := src.Version + " " + describe(t, src)
 		if !d.IsImage() {
 			rel := strings.TrimPrefix(d.URL, strings.TrimSuffix(filesRepo, "/")+"/")
 			file := filepath.Join(tmp, "files", filepath.FromSlash(rel))
-			sum, err := writeFile(file, p.Recipe, binaries[t], versions[t])
+			sum, err := writeFile(file, p.Recipe, binaries[t], src.Version)
 			if err != nil {
 				return fmt.Errorf("%s: %w", d, err)
 			}
-			checksums[p.Recipe.ChecksumVar] = "sha256:" + sum
+			if p.Recipe.ChecksumTable != "" {
+				checksums[p.Recipe.ChecksumTable] = testcluster.ChecksumTable{"amd64": {strings.TrimPrefix(src.Version, "v"): "sha256:" + sum}}
+			} else {
+				checksums[p.Recipe.ChecksumVar] = "sha256:" + sum
+			}
 			built = append(built, fmt.Sprintf("file  %-32s %-56s %s %s", d.Name, rel, size(file), from))
 			continue
 		}
@@ -128,8 +130,8 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	slices.Sort(built)
-	report := fmt.Sprintf("# kubespray %s's downloads for the test cluster, built in %s\n%s\n", testcluster.KubesprayVersion,
-		time.Since(start).Round(time.Second), strings.Join(built, "\n"))
+	report := fmt.Sprintf("# kubespray %s's downloads for the test cluster%s, built in %s\n%s\n", testcluster.KubesprayVersion,
+		o.forVersion(), time.Since(start).Round(time.Second), strings.Join(built, "\n"))
 	if err := os.WriteFile(filepath.Join(tmp, "built.txt"), []byte(report), 0o644); err != nil {
 		return err
 	}
@@ -147,10 +149,11 @@ func run(ctx context.Context, o options) error {
 }
 
 // list asks kubespray what it downloads for the test cluster: a master and a worker, its
-// options, offline (so every download's place under the mirror is its place in the output).
+// options, offline (so every download's place under the mirror is its place in the output), at
+// kubeVersion (empty: kubespray's default).
 // Every checksum a recipe gives is set to a placeholder: kubespray's tables lack some of the
 // versions the test cluster takes (nerdctl 1.7.7), and the real ones are this build's output.
-func list(ctx context.Context, kubesprayDir string) (downloads []kubespraydownloads.Download, filesRepo, registry string, err error) {
+func list(ctx context.Context, kubesprayDir, kubeVersion string) (downloads []kubespraydownloads.Download, filesRepo, registry string, err error) {
 	vars := testcluster.KubesprayVars()
 	for _, r := range recipes {
 		if r.ChecksumVar != "" {
@@ -159,7 +162,7 @@ func list(ctx context.Context, kubesprayDir string) (downloads []kubespraydownlo
 	}
 	p, hosts := testcluster.Offline(vars)
 	mirror := &offline.Mirror{URL: "http://10.0.0.1:8080", KubesprayFiles: artifacts.Ref{Kind: artifacts.FileSet, Name: "kubespray", Version: testcluster.KubesprayVersion}}
-	inventory, extraVars, err := renderinventory.Render(p, hosts, renderinventory.Options{Mirror: mirror})
+	inventory, extraVars, err := renderinventory.Render(p, hosts, renderinventory.Options{Mirror: mirror, KubernetesVersion: kubeVersion})
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -171,29 +174,82 @@ func list(ctx context.Context, kubesprayDir string) (downloads []kubespraydownlo
 	return downloads, mv["files_repo"].(string), mv["registry_host"].(string), err
 }
 
-// toolVersion is the version of a download's tool: its module's, as its go.mod pins it; a
-// third-party archive's, the tag the download names, when the folder has that archive.
-func toolVersion(o options, p plan) (string, error) {
+// A source is where one build takes a tool from: its module's folder under -tools and the
+// version that folder's go.mod pins, or (Dir empty) a third-party archive's tag or pause's
+// version.
+type source struct {
+	Dir     string
+	Version string
+}
+
+// sourceOf is the source that makes a download at the version kubespray asks for: the tool's
+// module folder that pins it (Dir, or one of Dir-* beside it), or the third-party archive of
+// that tag, or pause at -pause-version; none is an error naming what is wanted and what there is.
+// versionsOf keeps the module folders' versions between calls (go list takes a while).
+func sourceOf(o options, p plan, filesRepo string, versionsOf map[string]string) (source, error) {
 	t := tools[p.Recipe.Tool]
 	switch {
 	case p.Recipe.Tool == "pause":
-		return o.pauseVersion, nil
+		if !matches(p.Download, filesRepo, o.pauseVersion) {
+			return source{}, fmt.Errorf("kubespray wants %s; pause is at %s (-pause-version)", p.Download, o.pauseVersion)
+		}
+		return source{Version: o.pauseVersion}, nil
 	case t.Archive != "":
 		for _, tag := range candidateTags(p.Download) {
 			if _, err := os.Stat(archivePath(o, t, tag)); err == nil {
-				return tag, nil
+				return source{Version: tag}, nil
 			}
 		}
-		return "", fmt.Errorf("kubespray wants %s: %s holds no %s-TAG.tar.gz of its version", p.Download, o.thirdParty, t.Archive)
+		return source{}, fmt.Errorf("kubespray wants %s: %s holds no %s-TAG.tar.gz of its version", p.Download, o.thirdParty, t.Archive)
 	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", t.Module)
-	cmd.Dir = filepath.Join(o.tools, t.Dir)
+	dirs, err := moduleDirs(o, t)
+	if err != nil {
+		return source{}, err
+	}
+	var have []string
+	for _, dir := range dirs {
+		v, err := moduleVersion(o, dir, t.Module, versionsOf)
+		if err != nil {
+			return source{}, err
+		}
+		if matches(p.Download, filesRepo, v) {
+			return source{Dir: dir, Version: v}, nil
+		}
+		have = append(have, dir+" at "+v)
+	}
+	return source{}, fmt.Errorf("kubespray wants %s; hack/tools/kubespray-downloads has %s: add a module at that version (%s-VERSION) or move the test cluster's options (internal/testcluster)",
+		p.Download, strings.Join(have, ", "), t.Dir)
+}
+
+// moduleDirs are a module tool's folders under -tools: Dir, then Dir-* in name order.
+func moduleDirs(o options, t tool) ([]string, error) {
+	more, err := filepath.Glob(filepath.Join(o.tools, t.Dir+"-*", "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	dirs := []string{t.Dir}
+	for _, m := range more {
+		dirs = append(dirs, filepath.Base(filepath.Dir(m)))
+	}
+	slices.Sort(dirs[1:])
+	return dirs, nil
+}
+
+// moduleVersion is the version of module that the tool folder dir's go.mod pins.
+func moduleVersion(o options, dir, module string, cache map[string]string) (string, error) {
+	if v, ok := cache[dir]; ok {
+		return v, nil
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", module)
+	cmd.Dir = filepath.Join(o.tools, dir)
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("the version of %s in %s: %w", t.Module, cmd.Dir, err)
+		return "", fmt.Errorf("the version of %s in %s: %w", module, cmd.Dir, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	v := strings.TrimSpace(string(out))
+	cache[dir] = v
+	return v, nil
 }
 
 // candidateTags are the tags a download may be built from: an image's tag, or each vX.Y...
@@ -215,7 +271,8 @@ func archivePath(o options, t tool, tag string) string {
 	return filepath.Join(o.thirdParty, t.Archive+"-"+tag+".tar.gz")
 }
 
-func toolSource(name string) string {
+// describe says where a tool's binaries come from, for the report.
+func describe(name string, src source) string {
 	t := tools[name]
 	switch {
 	case name == "pause":
@@ -223,16 +280,16 @@ func toolSource(name string) string {
 	case t.Archive != "":
 		return "third-party " + t.Archive + " archive"
 	}
-	return "module " + t.Module + " (hack/tools/kubespray-downloads/" + t.Dir + ")"
+	return "module " + t.Module + " (hack/tools/kubespray-downloads/" + src.Dir + ")"
 }
 
 // buildBinary builds one binary of a tool at a version into the cache, unless it is there.
-func buildBinary(ctx context.Context, o options, name, version, binary string) (string, error) {
+func buildBinary(ctx context.Context, o options, name string, from source, binary string) (string, error) {
 	if name == "pause" {
 		return o.pause, nil
 	}
-	t := tools[name]
-	key, err := buildKey(o, t)
+	t, version := tools[name], from.Version
+	key, err := buildKey(o, t, from.Dir)
 	if err != nil {
 		return "", err
 	}
@@ -244,7 +301,7 @@ func buildBinary(ctx context.Context, o options, name, version, binary string) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	src := filepath.Join(o.tools, t.Dir)
+	src := filepath.Join(o.tools, from.Dir)
 	mod := "-mod=readonly"
 	if t.Archive != "" {
 		var err error
@@ -271,7 +328,7 @@ func buildBinary(ctx context.Context, o options, name, version, binary string) (
 		ldflags += ` -extldflags "-static"`
 	}
 	args = append(args, "-ldflags="+ldflags, "-o", out+".tmp", t.Binaries[binary])
-	say("building %s %s from %s", binary, version, toolSource(name))
+	say("building %s %s from %s", binary, version, describe(name, from))
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = src, env
@@ -283,15 +340,15 @@ func buildBinary(ctx context.Context, o options, name, version, binary string) (
 }
 
 // buildKey tells builds of one tool at one version apart by what else makes the binary: its
-// pins (the tool module's go.mod and go.sum; a third-party archive is named by its version
-// already) and the build's settings. A binary cached by version alone outlived a change of its
-// build tags once (runc without seccomp).
-func buildKey(o options, t tool) (string, error) {
+// pins (the go.mod and go.sum of the tool's module folder dir; a third-party archive is named
+// by its version already) and the build's settings. A binary cached by version alone outlived a
+// change of its build tags once (runc without seccomp).
+func buildKey(o options, t tool, dir string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "cgo=%v tags=%q ldflags=%q\n", t.CGO, t.Tags, t.LDFlags)
 	var inputs []string
 	if t.Archive == "" {
-		inputs = []string{filepath.Join(o.tools, t.Dir, "go.mod"), filepath.Join(o.tools, t.Dir, "go.sum")}
+		inputs = []string{filepath.Join(o.tools, dir, "go.mod"), filepath.Join(o.tools, dir, "go.sum")}
 	}
 	for _, f := range inputs {
 		in, err := os.Open(f)

@@ -5,7 +5,11 @@
 // flannel and flannel's CNI plugin), in an OCI image layout.
 //
 //	go run ./hack/kubespray-downloads -kubespray DIR -third-party DIR -base ROOTFS.tar \
-//	  -pause PAUSE -pause-version 3.10.1 -cache DIR -o OUT
+//	  -pause PAUSE -pause-version 3.10.1 -cache DIR -o OUT [-kube-version 1.33.4]
+//
+// One build is for one Kubernetes version, kubespray's default unless -kube-version names
+// another (the version an upgrade test starts from); two builds' outputs together serve an
+// upgrade from one to the other (testcluster.Vars merges their checksums).
 //
 // What to build is not a list kept here: kubespray's own download role says it
 // (kubespraydownloads.List, for the test cluster's options: internal/testcluster), and every
@@ -17,7 +21,9 @@
 //	files/          kubespray's files, by their path under files_repo (upload file-set)
 //	images/         the images, an OCI image layout, each named by its path:tag
 //	images.list     `upload images --from` of that layout
-//	checksums.json  kubespray's checksum variable of each file: typed extra variables
+//	checksums.json  kubespray's checksum variable of each file, or for kubeadm, kubelet and
+//	                kubectl its checksum table (kubeadm_checksums: amd64: VERSION): typed extra
+//	                variables
 //	downloads.json  what kubespray asked for
 //	built.txt       what was built from where, with sizes
 //
@@ -37,6 +43,8 @@ import (
 
 type options struct {
 	kubespray, thirdParty, base, pause, pauseVersion, cache, out, tools string
+	// kubeVersion is the Kubernetes version the build is for; empty, kubespray's default.
+	kubeVersion string
 	// planOnly prints what would be built, from where, and stops.
 	planOnly bool
 }
@@ -51,6 +59,7 @@ func main() {
 	flag.StringVar(&o.cache, "cache", "", "where built binaries are kept, by tool and version (required)")
 	flag.StringVar(&o.out, "o", "", "the folder to write (replaced) (required)")
 	flag.StringVar(&o.tools, "tools", "hack/tools/kubespray-downloads", "the tools' modules")
+	flag.StringVar(&o.kubeVersion, "kube-version", "", "the Kubernetes version to build for (kube_version, \"1.33.4\"); empty: the kubespray release's default")
 	flag.BoolVar(&o.planOnly, "plan", false, "print what kubespray downloads and what would build each, and stop (only -kubespray, -third-party and -pause-version are needed)")
 	flag.Parse()
 	required := map[string]string{"kubespray": o.kubespray, "third-party": o.thirdParty, "pause-version": o.pauseVersion}
@@ -69,4 +78,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kubespray-downloads:", err)
 		os.Exit(1)
 	}
+}
+
+// forVersion is " at VERSION" for a build of a named Kubernetes version, for messages.
+func (o options) forVersion() string {
+	if o.kubeVersion == "" {
+		return ""
+	}
+	return " at Kubernetes " + o.kubeVersion
 }

@@ -9,7 +9,9 @@ import (
 )
 
 // A tool is where binaries come from: a module of hack/tools/kubespray-downloads (pinned by its
-// go.mod and go.sum, its version that of Module there), or a source archive of the third-party
+// go.mod and go.sum, its version that of Module there; a tool wanted at more than one version,
+// Kubernetes for an upgrade's two, has a module per version: Dir, and Dir-VERSION beside it,
+// the one whose version kubespray asks for building), or a source archive of the third-party
 // folder (ARCHIVE-TAG.tar.gz, its version the TAG the download asks for), or Kubernetes' pause,
 // built by hack/node-images.sh.
 type tool struct {
@@ -79,6 +81,11 @@ type recipe struct {
 	Binary      string
 	Entries     map[string]string // tar path → binary; VERSION and ARCH replaced
 	ChecksumVar string
+	// ChecksumTable, for a file whose version follows the cluster's Kubernetes version, is
+	// kubespray's own table that ChecksumVar is looked up in (kubeadm_checksums[arch][version]):
+	// its checksum is given as that table, so that the builds of two Kubernetes versions give
+	// kubespray both (an upgrade fetches the second) and one variable cannot hold the wrong one.
+	ChecksumTable string
 	// Image: its files (path → binary) and how it runs.
 	Image      map[string]string
 	Entrypoint []string
@@ -90,9 +97,9 @@ func (r recipe) isImage() bool { return r.Image != nil }
 // recipes are by kubespray's download name (its downloads' keys, and kubeadm_COMPONENT for the
 // control plane's images: kubespraydownloads.Download.Name).
 var recipes = map[string]recipe{
-	"kubeadm": {Tool: "kubernetes", Binary: "kubeadm", ChecksumVar: "kubeadm_binary_checksum"},
-	"kubelet": {Tool: "kubernetes", Binary: "kubelet", ChecksumVar: "kubelet_binary_checksum"},
-	"kubectl": {Tool: "kubernetes", Binary: "kubectl", ChecksumVar: "kubectl_binary_checksum"},
+	"kubeadm": {Tool: "kubernetes", Binary: "kubeadm", ChecksumVar: "kubeadm_binary_checksum", ChecksumTable: "kubeadm_checksums"},
+	"kubelet": {Tool: "kubernetes", Binary: "kubelet", ChecksumVar: "kubelet_binary_checksum", ChecksumTable: "kubelet_checksums"},
+	"kubectl": {Tool: "kubernetes", Binary: "kubectl", ChecksumVar: "kubectl_binary_checksum", ChecksumTable: "kubectl_checksums"},
 	"etcd": {Tool: "etcd", ChecksumVar: "etcd_binary_checksum", Entries: map[string]string{
 		"etcd-VERSION-linux-ARCH/etcd": "etcd", "etcd-VERSION-linux-ARCH/etcdctl": "etcdctl", "etcd-VERSION-linux-ARCH/etcdutl": "etcdutl",
 	}},

@@ -7,7 +7,6 @@ package testcluster
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubesprayreleases"
 )
 
 // KubesprayVersion is the kubespray release the test cluster is built for (its downloads, their
@@ -39,6 +39,11 @@ const KubesprayVersion = "v2.30.0"
 //     1.7 speaks containerd's API 1.x, which containerd 2 serves, and reads the same
 //     /etc/containerd/certs.d.
 //
+// crictl is 1.34.0 whatever the cluster's Kubernetes version: kubespray picks the crictl of
+// the cluster's minor release (1.33.0 for 1.33), and the third-party folder holds cri-tools
+// 1.34.0 and 1.35.0 only. crictl speaks the CRI (v1) to containerd, not to the kubelet; one
+// crictl serves both versions of the upgrade test, as one does a cluster mid-upgrade.
+//
 // The rest keep the cluster to what the machines and the site's mirror carry: flannel (its
 // sources are here), no node-local DNS cache and no DNS autoscaler (images of no Go module
 // here), and no nginx proxy on each worker for the API server (nginx is not a Go module): the
@@ -56,6 +61,7 @@ func KubesprayVars() map[string]bpav1.ExtraVarValue {
 		"etcd_version":                       bpav1.ExtraVar("3.5.24"),
 		"flannel_version":                    bpav1.ExtraVar("0.27.4"),
 		"nerdctl_version":                    bpav1.ExtraVar("1.7.7"),
+		"crictl_version":                     bpav1.ExtraVar("1.34.0"),
 	}
 }
 
@@ -80,40 +86,124 @@ func Offline(vars map[string]bpav1.ExtraVarValue) (*bpav1.Provisioning, []bpav1.
 }
 
 // ChecksumsFile is the file of a downloads build (hack/kubespray-downloads.sh's output
-// folder) that gives kubespray the checksums of what was built: one typed extra variable per
-// file, kubespray's own name for it (kubeadm_binary_checksum...), "sha256:HEX".
+// folder) that gives kubespray the checksums of what was built, as typed extra variables in
+// kubespray's own names: a file's checksum variable (etcd_binary_checksum: "sha256:HEX"), or,
+// for the files whose version is the cluster's Kubernetes version, the table it is looked up
+// in (kubeadm_checksums: amd64: "1.34.3": "sha256:HEX"), so that two builds give both versions.
 const ChecksumsFile = "checksums.json"
 
-var checksumVarRe = regexp.MustCompile(`^[a-z][a-z0-9_]*_checksum$`)
-var checksumRe = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// ChecksumTable is one of kubespray's checksum tables: architecture → version → "sha256:HEX".
+type ChecksumTable map[string]map[string]string
 
-// Checksums reads a downloads build's ChecksumsFile as extra variables.
-func Checksums(dir string) (map[string]bpav1.ExtraVarValue, error) {
+var (
+	checksumVarRe   = regexp.MustCompile(`^[a-z][a-z0-9_]*_checksum$`)
+	checksumTableRe = regexp.MustCompile(`^[a-z][a-z0-9_]*_checksums$`)
+	checksumRe      = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	archRe          = regexp.MustCompile(`^[a-z0-9]+$`)
+)
+
+// Checksums reads a downloads build's ChecksumsFile: its checksum variables and its tables.
+func Checksums(dir string) (sums map[string]string, tables map[string]ChecksumTable, err error) {
 	raw, err := os.ReadFile(filepath.Join(dir, ChecksumsFile)) //nolint:gosec // G304: the build folder the caller names
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var sums map[string]string
-	if err := json.Unmarshal(raw, &sums); err != nil {
-		return nil, fmt.Errorf("%s: %w", ChecksumsFile, err)
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", ChecksumsFile, err)
 	}
-	out := map[string]bpav1.ExtraVarValue{}
-	for name, sum := range sums {
-		if !checksumVarRe.MatchString(name) || !checksumRe.MatchString(sum) {
-			return nil, fmt.Errorf("%s: %s: %q: want NAME_checksum: sha256:HEX", ChecksumsFile, name, sum)
+	sums, tables = map[string]string{}, map[string]ChecksumTable{}
+	for name, v := range all {
+		switch {
+		case checksumVarRe.MatchString(name):
+			var sum string
+			if json.Unmarshal(v, &sum) != nil || !checksumRe.MatchString(sum) {
+				return nil, nil, fmt.Errorf("%s: %s: %s: want sha256:HEX", ChecksumsFile, name, v)
+			}
+			sums[name] = sum
+		case checksumTableRe.MatchString(name):
+			var table ChecksumTable
+			if err := json.Unmarshal(v, &table); err != nil {
+				return nil, nil, fmt.Errorf("%s: %s: want ARCH: VERSION: sha256:HEX: %w", ChecksumsFile, name, err)
+			}
+			for arch, byVersion := range table {
+				for version, sum := range byVersion {
+					if _, err := kubesprayreleases.ParseVersion(version); err != nil || !archRe.MatchString(arch) || !checksumRe.MatchString(sum) {
+						return nil, nil, fmt.Errorf("%s: %s: %s: %s: %q: want ARCH: VERSION: sha256:HEX", ChecksumsFile, name, arch, version, sum)
+					}
+				}
+			}
+			tables[name] = table
+		default:
+			return nil, nil, fmt.Errorf("%s: %s: want NAME_checksum or NAME_checksums", ChecksumsFile, name)
 		}
-		out[name] = bpav1.ExtraVar(sum)
 	}
-	return out, nil
+	return sums, tables, nil
 }
 
-// Vars is KubesprayVars with a downloads build's checksums.
-func Vars(downloadsDir string) (map[string]bpav1.ExtraVarValue, error) {
-	sums, err := Checksums(downloadsDir)
-	if err != nil {
-		return nil, err
+// Vars is KubesprayVars with the checksums of one or more downloads builds: their variables,
+// which must agree (one etcd, one containerd...), and their tables merged (one build per
+// Kubernetes version). kube_version_min_required is then the oldest version of kubelet's
+// table: kubespray takes it from that table's last entry, and a table given as extra variables
+// reaches it in name order, newest last, which would refuse every version but the newest.
+func Vars(downloadsDirs ...string) (map[string]bpav1.ExtraVarValue, error) {
+	if len(downloadsDirs) == 0 {
+		return nil, fmt.Errorf("no downloads build")
+	}
+	sums, tables := map[string]string{}, map[string]ChecksumTable{}
+	for _, dir := range downloadsDirs {
+		s, t, err := Checksums(dir)
+		if err != nil {
+			return nil, err
+		}
+		for name, sum := range s {
+			if prev, ok := sums[name]; ok && prev != sum {
+				return nil, fmt.Errorf("the downloads builds disagree on %s (%s, %s): one file, two builds", name, prev, sum)
+			}
+			sums[name] = sum
+		}
+		for name, table := range t {
+			if tables[name] == nil {
+				tables[name] = ChecksumTable{}
+			}
+			for arch, byVersion := range table {
+				if tables[name][arch] == nil {
+					tables[name][arch] = map[string]string{}
+				}
+				for version, sum := range byVersion {
+					if prev, ok := tables[name][arch][version]; ok && prev != sum {
+						return nil, fmt.Errorf("the downloads builds disagree on %s[%s][%s] (%s, %s)", name, arch, version, prev, sum)
+					}
+					tables[name][arch][version] = sum
+				}
+			}
+		}
 	}
 	vars := KubesprayVars()
-	maps.Copy(vars, sums)
+	for name, sum := range sums {
+		vars[name] = bpav1.ExtraVar(sum)
+	}
+	for name, table := range tables {
+		vars[name] = bpav1.ExtraVar(table)
+	}
+	if oldest := OldestVersion(tables["kubelet_checksums"]["amd64"]); oldest != "" {
+		vars["kube_version_min_required"] = bpav1.ExtraVar(oldest)
+	}
 	return vars, nil
+}
+
+// OldestVersion is the oldest of a table's versions ("" for none).
+func OldestVersion(byVersion map[string]string) string {
+	var oldest string
+	var least kubesprayreleases.Version
+	for v := range byVersion {
+		parsed, err := kubesprayreleases.ParseVersion(v)
+		if err != nil {
+			continue
+		}
+		if oldest == "" || parsed.Compare(least) < 0 {
+			oldest, least = v, parsed
+		}
+	}
+	return oldest
 }

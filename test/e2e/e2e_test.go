@@ -130,8 +130,9 @@ type siteConfig struct {
 	options  []testvm.SiteOption
 	// kubespray is the archive of the real kubespray's image (hack/kubespray-image.sh), and
 	// downloads the build of everything it downloads (hack/kubespray-downloads.sh), which the
-	// site's mirror serves.
+	// site's mirror serves, with moreDownloads: builds for other Kubernetes versions.
 	kubespray, downloads string
+	moreDownloads        []string
 }
 
 // real says whether the site runs the real kubespray.
@@ -626,7 +627,7 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 	if cfg.real() {
 		// Everything the real kubespray downloads, built here, uploaded as an operator does.
 		testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: s.registry.Addr, Username: s.registry.Username, Password: s.registry.Password, CAFile: s.registry.CAFile},
-			cfg.downloads, filepath.Join(s.scratch, "upload-state"))
+			filepath.Join(s.scratch, "upload-state"), append([]string{cfg.downloads}, cfg.moreDownloads...)...)
 	} else {
 		s.kubeadm = strings.Repeat("kubeadm-", 32<<10)
 		s.uploadFileSet("kubespray:v2.28.0", map[string]string{"dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubeadm": s.kubeadm})

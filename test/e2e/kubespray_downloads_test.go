@@ -52,7 +52,7 @@ func TestKubesprayDownloadsFromTheSiteMirror(t *testing.T) {
 	srv := httptest.NewServer(&fileserver.Handler{Registry: client})
 	t.Cleanup(srv.Close)
 	testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile},
-		built, filepath.Join(dir, "upload-state"))
+		filepath.Join(dir, "upload-state"), built)
 
 	vars, err := testcluster.Vars(built)
 	must(t, err)

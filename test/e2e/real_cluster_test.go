@@ -74,12 +74,6 @@ func TestRealClusterUnderArgo(t *testing.T) {
 		kubespray: archive, downloads: built,
 	})
 
-	vars, err := testcluster.Vars(built)
-	must(t, err)
-	maps.Copy(vars, testkubespray.SlowNodes())
-	// kubespray asserts each node has a nameserver; the site's network has none of its own, so
-	// the nodes are given the test's side of it, as the run by hand gives them.
-	vars["upstream_dns_servers"] = bpav1.ExtraVar([]string{s.site.TestSide()})
 	p := &bpav1.Provisioning{
 		ObjectMeta: metav1.ObjectMeta{Name: "real", Namespace: namespace, Labels: map[string]string{bpav1.ClusterLabel: cluster}},
 		Spec: bpav1.ProvisioningSpec{
@@ -89,7 +83,7 @@ func TestRealClusterUnderArgo(t *testing.T) {
 			HostSelector: &bpav1.HostSelector{Namespaces: []string{namespace}},
 			SSH:          &bpav1.SSHAccess{User: testvm.AdminUser},
 			Offline:      ptr.To(true),
-			Kubespray:    &bpav1.KubesprayOptions{ExtraVars: vars},
+			Kubespray:    &bpav1.KubesprayOptions{ExtraVars: s.realClusterVars(built)},
 		},
 	}
 	s.servePackagesKubesprayInstalls(p)
@@ -315,6 +309,19 @@ func (s *suite) servePackagesKubesprayInstalls(p *bpav1.Provisioning) {
 		must(s.t, h.addSource("kubespray-mirror", "deb [trusted=yes] "+mirror+" ./"))
 	}
 	say(s.t, "the site's package mirror serves what kubespray's system_packages installs: %s", strings.Join(packages, " "))
+}
+
+// realClusterVars are a real cluster's kubespray options: the test cluster's, with the
+// checksums of the downloads builds (one per Kubernetes version) and the slow-node settings;
+// kubespray asserts each node has a nameserver, and the site's network has none of its own, so
+// the nodes are given the test's side of it, as the run by hand gives them.
+func (s *suite) realClusterVars(builds ...string) map[string]bpav1.ExtraVarValue {
+	s.t.Helper()
+	vars, err := testcluster.Vars(builds...)
+	must(s.t, err)
+	maps.Copy(vars, testkubespray.SlowNodes())
+	vars["upstream_dns_servers"] = bpav1.ExtraVar([]string{s.site.TestSide()})
+	return vars
 }
 
 // storedCluster is the kubeconfig fetch-kubeconfig stored, with its Secret's name and a client

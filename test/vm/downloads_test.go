@@ -103,7 +103,7 @@ func serveKubesprayDownloads(t *testing.T, site *testvm.Site, built string) *off
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile}, built, t.TempDir())
+	testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile}, t.TempDir(), built)
 	l, err := net.Listen("tcp", net.JoinHostPort(site.TestSide(), "0"))
 	if err != nil {
 		t.Fatal(err)
