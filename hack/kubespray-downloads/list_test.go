@@ -18,8 +18,8 @@ import (
 
 // TestChecksumTablesAreWhatKubesprayChecks: the checksums of two builds (an upgrade's two
 // Kubernetes versions), merged by testcluster.Vars, are the ones kubespray's own download role
-// checks each version's kubeadm, kubelet and kubectl against, and every other file's its
-// variable; asked of the real kubespray v2.30.0 (from ../shared/third_party).
+// checks each version's kubeadm, kubelet and kubectl against, and etcd's its variable; asked of
+// the real kubespray v2.30.0 (from ../shared/third_party), a listing per version (seconds).
 func TestChecksumTablesAreWhatKubesprayChecks(t *testing.T) {
 	archive := filepath.Join("..", "..", "..", "shared", "third_party", "kubespray-"+testcluster.KubesprayVersion+".tar.gz")
 	if _, err := os.Stat(archive); err != nil {
