@@ -17,12 +17,21 @@ import (
 
 // SlowNodes are the site-level settings kubespray offers for slow nodes, as a site of emulated
 // servers (TCG, 15–30 times slower than the host) needs them: kubeadm init and join given
-// longer than their defaults (300 s, 120 s, and 60 s of discovery).
+// longer than their defaults (300 s, 120 s, and 60 s of discovery), and the controller manager's
+// and the scheduler's leader election four times kubespray's 15 s lease and 10 s renewal. With
+// the defaults, an emulated master's API server answered the controller manager's lease
+// renewal (5 s a request) too late once the cluster ran: it lost its lease and exited, over and
+// over (CrashLoopBackOff, 16 restarts in an hour), and no Deployment's status moved, CoreDNS's
+// "0/2 available" with both its pods Running (found by make e2e-cluster).
 func SlowNodes() map[string]bpav1.ExtraVarValue {
 	return map[string]bpav1.ExtraVarValue{
 		"kubeadm_init_timeout": bpav1.ExtraVar("1800s"),
 		"kubeadm_join_timeout": bpav1.ExtraVar("1200s"),
 		"discovery_timeout":    bpav1.ExtraVar("600s"),
+		"kube_controller_manager_leader_elect_lease_duration": bpav1.ExtraVar("60s"),
+		"kube_controller_manager_leader_elect_renew_deadline": bpav1.ExtraVar("40s"),
+		"kube_scheduler_leader_elect_lease_duration":          bpav1.ExtraVar("60s"),
+		"kube_scheduler_leader_elect_renew_deadline":          bpav1.ExtraVar("40s"),
 	}
 }
 
@@ -74,10 +83,44 @@ func ClusterState(ctx context.Context, c kubernetes.Interface, names []string) s
 	if err == nil {
 		coredns = fmt.Sprintf("CoreDNS %d/%d available", dns.Status.AvailableReplicas, dns.Status.Replicas)
 	}
-	summary := strings.Join(states, ", ") + "; " + coredns
+	summary := strings.Join(states, ", ") + "; " + coredns + controlPlaneTrouble(ctx, c)
 	slices.Sort(have)
 	if ready == len(names) && slices.Equal(have, slices.Sorted(slices.Values(names))) && err == nil && dns.Status.AvailableReplicas > 0 {
 		return "ready: " + summary
 	}
 	return summary
+}
+
+// controlPlaneTrouble is ", then: POD ..." for the kube-system pods that are not Ready or have
+// restarted, with why: a Deployment's status stays where it was while the controller manager
+// restarts, and "CoreDNS 0/2 available" alone hid that its pods ran.
+func controlPlaneTrouble(ctx context.Context, c kubernetes.Interface) string {
+	pods, err := c.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "; kube-system's pods: " + err.Error()
+	}
+	var trouble []string
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Ready && cs.RestartCount == 0 {
+				continue
+			}
+			why := "not ready"
+			if cs.Ready {
+				why = "ready"
+			}
+			if w := cs.State.Waiting; w != nil {
+				why = w.Reason
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil && cs.RestartCount > 0 {
+				why += fmt.Sprintf(", %d restarts, last %s (exit %d)", cs.RestartCount, t.Reason, t.ExitCode)
+			}
+			trouble = append(trouble, p.Name+" "+why)
+		}
+	}
+	if len(trouble) == 0 {
+		return ""
+	}
+	slices.Sort(trouble)
+	return "; kube-system: " + strings.Join(trouble, ", ")
 }
