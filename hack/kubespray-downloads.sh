@@ -44,14 +44,13 @@ if [ ! -d "$tree/roles/kubespray_defaults" ]; then
   mv "$tree.tmp" "$tree"
 fi
 
-# pause's version is kubespray's for the Kubernetes minor release (its
-# pod_infra_supported_versions); the default's is the newest minor's.
+# pause's version is kubespray's for the Kubernetes minor release: its
+# pod_infra_supported_versions, "MINOR PAUSE" a line, newest first (the default's).
 tables="$tree/roles/kubespray_defaults/vars/main/main.yml"
+pauses="$(awk '/^pod_infra_supported_versions:/ {t=1; next} t && /^[^ ]/ {exit} t && NF {gsub(/[\047:]/, ""); print $1, $2}' "$tables")"
 minor="${kube_version%.*}"
-if [ -z "$kube_version" ]; then
-  minor="$(sed -n '/^pod_infra_supported_versions:/,/^[^ ]/p' "$tables" | sed -n "s/^  '\(1\.[0-9]*\)': .*/\1/p" | head -1)"
-fi
-PAUSE_VERSION="$(sed -n '/^pod_infra_supported_versions:/,/^[^ ]/p' "$tables" | sed -n "s/^  '$minor': '\(.*\)'\$/\1/p")"
+[ -n "$minor" ] || minor="$(head -1 <<<"$pauses" | cut -d' ' -f1)"
+PAUSE_VERSION="$(awk -v m="$minor" '$1 == m {print $2}' <<<"$pauses")"
 if [ -z "$PAUSE_VERSION" ]; then
   say "kubespray $version names no pause for Kubernetes ${minor:-?} ($tables)"
   exit 1

@@ -186,14 +186,14 @@ func Vars(downloadsDirs ...string) (map[string]bpav1.ExtraVarValue, error) {
 	for name, table := range tables {
 		vars[name] = bpav1.ExtraVar(table)
 	}
-	if oldest := OldestVersion(tables["kubelet_checksums"]["amd64"]); oldest != "" {
+	if oldest := oldestVersion(tables["kubelet_checksums"]["amd64"]); oldest != "" {
 		vars["kube_version_min_required"] = bpav1.ExtraVar(oldest)
 	}
 	return vars, nil
 }
 
-// OldestVersion is the oldest of a table's versions ("" for none).
-func OldestVersion(byVersion map[string]string) string {
+// oldestVersion is the oldest of a table's versions ("" for none).
+func oldestVersion(byVersion map[string]string) string {
 	var oldest string
 	var least kubesprayreleases.Version
 	for v := range byVersion {

@@ -116,8 +116,8 @@ func TestOldestVersion(t *testing.T) {
 		for _, v := range tc.versions {
 			table[v] = sum('0')
 		}
-		if got := OldestVersion(table); got != tc.want {
-			t.Errorf("OldestVersion(%v) = %q, want %q", tc.versions, got, tc.want)
+		if got := oldestVersion(table); got != tc.want {
+			t.Errorf("oldestVersion(%v) = %q, want %q", tc.versions, got, tc.want)
 		}
 	}
 }

@@ -91,9 +91,9 @@ func ClusterState(ctx context.Context, c kubernetes.Interface, names []string) s
 	return summary
 }
 
-// controlPlaneTrouble is ", then: POD ..." for the kube-system pods that are not Ready or have
-// restarted, with why: a Deployment's status stays where it was while the controller manager
-// restarts, and "CoreDNS 0/2 available" alone hid that its pods ran.
+// controlPlaneTrouble is "; kube-system: POD why, ..." for the kube-system pods that are not
+// Ready or have restarted: a Deployment's status stays where it was while the controller
+// manager restarts, and "CoreDNS 0/2 available" alone hid that its pods ran.
 func controlPlaneTrouble(ctx context.Context, c kubernetes.Interface) string {
 	pods, err := c.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
 	if err != nil {
