@@ -46,6 +46,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
@@ -474,7 +475,7 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 	// Scratch space outside /tmp, with short paths: containerd's sockets live in it.
 	scratch, err := os.MkdirTemp("/var/tmp", "bpa-e2e-")
 	must(t, err)
-	t.Cleanup(func() {
+	testinterrupt.Cleanup(t, func() {
 		if !t.Failed() {
 			_ = os.RemoveAll(scratch)
 		}
@@ -485,7 +486,7 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 	certDir := t.TempDir()
 	env, err := testenv.StartForPods(certDir)
 	must(t, err)
-	t.Cleanup(func() { _ = env.Stop() })
+	testinterrupt.Cleanup(t, func() { _ = env.Stop() })
 	s.env, s.c = env, env.Client
 	envClient = env.Client
 	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
@@ -595,7 +596,7 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 	must(t, argo.Start())
 	s.argoDone = make(chan struct{})
 	go func() { _ = argo.Wait(); close(s.argoDone) }()
-	t.Cleanup(func() {
+	testinterrupt.Cleanup(t, func() {
 		_ = argo.Process.Kill()
 		<-s.argoDone
 		if t.Failed() {

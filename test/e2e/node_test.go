@@ -23,6 +23,7 @@ import (
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 )
 
@@ -176,7 +177,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 	before := cniNetNS()
 	cmd := n.inNode(filepath.Join(n.dir, "containerd.log"), "containerd", "--config", config)
 	must(t, cmd.Start())
-	t.Cleanup(func() {
+	testinterrupt.Cleanup(t, func() {
 		n.stopContainers(t)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		waitOrKill(cmd, 10*time.Second)
@@ -275,7 +276,7 @@ podLogsDir: %s
 		"--config="+config, "--kubeconfig="+kubeconfig, "--hostname-override="+n.Name, "--node-ip="+n.IP,
 		"--root-dir="+filepath.Join(n.dir, "kubelet"), "--cert-dir="+filepath.Join(n.dir, "kubelet-pki"), "--v=1")
 	must(t, cmd.Start())
-	t.Cleanup(func() {
+	testinterrupt.Cleanup(t, func() {
 		n.drain(t, env)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		waitOrKill(cmd, 10*time.Second)
@@ -355,7 +356,7 @@ func startComponent(t *testing.T, dir, name string, args ...string) {
 	cmd.SysProcAttr = dieWithTest()
 	must(t, cmd.Start())
 	log.Close()
-	t.Cleanup(func() {
+	testinterrupt.Cleanup(t, func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if t.Failed() {
@@ -420,7 +421,7 @@ func saveTunables(t *testing.T) {
 			saved[k] = v
 		}
 	}
-	t.Cleanup(func() {
+	testinterrupt.Cleanup(t, func() {
 		for k, v := range saved {
 			_ = os.WriteFile("/proc/sys/"+k, v, 0o644)
 		}

@@ -19,6 +19,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
@@ -67,7 +68,7 @@ func startVMSite(t *testing.T, subnet string, specs []testvm.Spec, vars map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Stop() })
+	testinterrupt.Cleanup(t, func() { _ = env.Stop() })
 	s.env = env
 	ctx := context.Background()
 

@@ -1,0 +1,80 @@
+// Package testinterrupt runs a suite's cleanups when its test process is interrupted (SIGINT,
+// SIGTERM). go test runs no t.Cleanup then, and what the end-to-end and machine suites start
+// outside their own process tree outlives them: envtest's kube-apiserver and etcd, containerd
+// and its shims, the kubelet's mounts, sysctls changed for the node. (QEMU and the namespaces'
+// holders die with the test process by themselves: Pdeathsig.)
+package testinterrupt
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+var (
+	mu       sync.Mutex
+	pending  = map[int]*cleanup{}
+	nextID   int
+	signaled = make(chan os.Signal, 1)
+)
+
+type cleanup struct {
+	once sync.Once
+	f    func()
+}
+
+// Cleanup registers f as t.Cleanup does, and to run, last registered first, if the process is
+// interrupted before t ends.
+func Cleanup(t testing.TB, f func()) {
+	t.Helper()
+	c := &cleanup{f: f}
+	mu.Lock()
+	id := nextID
+	nextID++
+	pending[id] = c
+	mu.Unlock()
+	t.Cleanup(func() {
+		mu.Lock()
+		delete(pending, id)
+		mu.Unlock()
+		c.once.Do(c.f)
+	})
+}
+
+// Main runs the suite's tests; on SIGINT or SIGTERM it runs the pending cleanups and exits 1.
+func Main(m *testing.M) {
+	signal.Notify(signaled, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-signaled
+		fmt.Fprintf(os.Stderr, "testinterrupt: %s: running %d cleanups before exiting\n", sig, RunPending())
+		os.Exit(1)
+	}()
+	os.Exit(m.Run())
+}
+
+// RunPending runs the pending cleanups, last registered first, each in its own goroutine (a
+// cleanup that calls t.Fatal ends only its own), and says how many ran.
+func RunPending() int {
+	mu.Lock()
+	ids := slices.Sorted(maps.Keys(pending))
+	cs := make([]*cleanup, 0, len(ids))
+	for _, id := range slices.Backward(ids) {
+		cs = append(cs, pending[id])
+		delete(pending, id)
+	}
+	mu.Unlock()
+	for _, c := range cs {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.once.Do(c.f)
+		}()
+		<-done
+	}
+	return len(cs)
+}
