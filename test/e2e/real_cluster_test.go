@@ -148,7 +148,10 @@ func TestRealClusterUnderArgo(t *testing.T) {
 	say(t, "Software installed with the nodes' own apt in %.0f s", time.Since(installed).Seconds())
 
 	if changes {
-		s.scaleAndRemove(p, sw, kube, applyToReady)
+		// The renewal first: it is the change no earlier run has seen through to its end, and
+		// the worker changes after it take two hours of the machine.
+		s.renewCertificates(p, 2, "master", "worker")
+		s.scaleAndRemove(p, sw, kube, applyToReady, 3)
 	}
 
 	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
@@ -161,8 +164,9 @@ func TestRealClusterUnderArgo(t *testing.T) {
 // remove-node.yml, reset and drained), added back, then the first worker powered off and
 // removed without a reset; after each, the cluster through the stored kubeconfig has exactly
 // the nodes the Provisioning names, every one Ready. whole is the first run's apply → every node Ready, the
-// added worker's figure is compared with.
-func (s *suite) scaleAndRemove(p *bpav1.Provisioning, sw *bpav1.Software, kube kubernetes.Interface, whole time.Duration) {
+// added worker's figure is compared with; the changes are the Provisioning's generations from
+// first on.
+func (s *suite) scaleAndRemove(p *bpav1.Provisioning, sw *bpav1.Software, kube kubernetes.Interface, whole time.Duration, first int64) {
 	t := s.t
 	t.Helper()
 	s.wait = realClusterWait
@@ -173,15 +177,15 @@ func (s *suite) scaleAndRemove(p *bpav1.Provisioning, sw *bpav1.Software, kube k
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker2": {MACAddress: s.hosts[2].MAC}})
 	})
-	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 2)
+	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, first)
 	if c := wf.GetTemplateByName("run-kubespray").Container; len(c.Args) < 2 || c.Args[1] != "worker2" ||
 		!strings.Contains(strings.Join(c.Command, " "), `--limit="$limit" scale.yml`) {
-		t.Errorf("generation 2 runs %q %q, want a scale run for worker2", c.Command, c.Args)
+		t.Errorf("generation %d runs %q %q, want a scale run for worker2", first, c.Command, c.Args)
 	}
-	s.waitProvisioningReady(p, 2)
+	s.waitProvisioningReady(p, first)
 	state := testkubespray.WaitForNodes(t, kube, "after the scale run,", "master", "worker", "worker2")
 	scaled := time.Since(added)
-	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 2)))
+	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, first)))
 	say(t, "a worker added through the controller and Argo: apply → every node Ready %.0f s, against %.0f s for the whole cluster.yml (%.2f); %s",
 		scaled.Seconds(), whole.Seconds(), scaled.Seconds()/whole.Seconds(), state)
 	s.waitSoftwareReady(sw, 1, 3)
@@ -191,12 +195,12 @@ func (s *suite) scaleAndRemove(p *bpav1.Provisioning, sw *bpav1.Software, kube k
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Workers = slices.DeleteFunc(p.Spec.Workers, func(e bpav1.HostEntry) bool { _, ok := e["worker2"]; return ok })
 	})
-	s.waitProvisioningReady(p, 3)
-	if got := s.removalVars(p, 3); got != `{"reset_nodes":true,"allow_ungraceful_removal":false}` {
+	s.waitProvisioningReady(p, first+1)
+	if got := s.removalVars(p, first+1); got != `{"reset_nodes":true,"allow_ungraceful_removal":false}` {
 		t.Errorf("worker2 answering, check-leaving-nodes chose %s", got)
 	}
 	state = testkubespray.WaitForNodes(t, kube, "after worker2's removal,", "master", "worker")
-	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 3)))
+	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, first+1)))
 	say(t, "a live worker removed: apply → gone from the cluster %.0f s; %s", time.Since(removed).Seconds(), state)
 	if out, _ := s.hosts[2].run("systemctl is-active kubelet"); strings.TrimSpace(out) == "active" {
 		t.Errorf("after remove-node.yml, worker2 (%s) still runs a kubelet", s.hosts[2].Name)
@@ -212,9 +216,9 @@ func (s *suite) scaleAndRemove(p *bpav1.Provisioning, sw *bpav1.Software, kube k
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker2": {MACAddress: s.hosts[2].MAC}})
 	})
-	s.waitProvisioningReady(p, 4)
+	s.waitProvisioningReady(p, first+2)
 	state = testkubespray.WaitForNodes(t, kube, "after worker2 joined again,", "master", "worker", "worker2")
-	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 4)))
+	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, first+2)))
 	say(t, "a reset worker added back: apply → every node Ready %.0f s; %s", time.Since(added).Seconds(), state)
 	s.waitSoftwareReady(sw, 1, 3)
 
@@ -224,27 +228,28 @@ func (s *suite) scaleAndRemove(p *bpav1.Provisioning, sw *bpav1.Software, kube k
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Workers = slices.DeleteFunc(p.Spec.Workers, func(e bpav1.HostEntry) bool { _, ok := e["worker"]; return ok })
 	})
-	s.waitProvisioningReady(p, 5)
-	if got := s.removalVars(p, 5); got != `{"reset_nodes":false,"allow_ungraceful_removal":true}` {
+	s.waitProvisioningReady(p, first+3)
+	if got := s.removalVars(p, first+3); got != `{"reset_nodes":false,"allow_ungraceful_removal":true}` {
 		t.Errorf("worker powered off, check-leaving-nodes chose %s", got)
 	}
 	s.checkUngracefulEvent(p, "worker")
 	state = testkubespray.WaitForNodes(t, kube, "after the powered-off worker's removal,", "master", "worker2")
-	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 5)))
+	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, first+3)))
 	say(t, "a powered-off worker removed: apply → gone from the cluster %.0f s; %s", time.Since(removed).Seconds(), state)
 	s.eventually("worker's host released", func() error { return s.claims(p, 2) })
 	s.waitSoftwareReady(sw, 1, 2)
-
-	s.renewCertificates(p)
 }
 
 // renewCertificates renews the real control plane's certificates through a new
 // spec.certificateRenewal: kubespray's upgrade-cluster.yml for the control plane at the
 // cluster's own version, after which read-certificates reads later expiries on the master and
-// fetch-kubeconfig has stored the renewed admin kubeconfig, which still reaches every node.
-func (s *suite) renewCertificates(p *bpav1.Provisioning) {
+// fetch-kubeconfig has stored the renewed admin kubeconfig, which still reaches every node
+// (nodes) of the cluster. generation is the renewal's generation of the Provisioning.
+func (s *suite) renewCertificates(p *bpav1.Provisioning, generation int64, nodes ...string) {
 	t := s.t
 	t.Helper()
+	s.wait = realClusterWait
+	defer func() { s.wait = stageWait }()
 	before := s.provisioning(p).Status.Certificates
 	_, oldKubeconfig, _ := s.storedCluster()
 	if before == nil || before.NextExpiry == nil {
@@ -255,8 +260,8 @@ func (s *suite) renewCertificates(p *bpav1.Provisioning) {
 	// kubeadm's notAfter is to the second: a renewal in the same second would not show.
 	time.Sleep(time.Second)
 	patch(t, s.c, p, func(p *bpav1.Provisioning) { p.Spec.CertificateRenewal = "e2e" })
-	s.waitProvisioningReady(p, 6)
-	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 6)
+	s.waitProvisioningReady(p, generation)
+	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation)
 	say(t, "the Workflow's steps: %s", stepTimes(wf))
 	after := s.provisioning(p).Status.Certificates
 	if after == nil || after.NextExpiry == nil || !after.NextExpiry.After(before.NextExpiry.Time) {
@@ -269,7 +274,7 @@ func (s *suite) renewCertificates(p *bpav1.Provisioning) {
 	if string(newKubeconfig) == string(oldKubeconfig) {
 		t.Errorf("the kubeconfig Secret was not refreshed with the renewed admin.conf")
 	}
-	testkubespray.WaitForNodes(t, renewedKube, "through the renewed kubeconfig,", "master", "worker2")
+	testkubespray.WaitForNodes(t, renewedKube, "through the renewed kubeconfig,", nodes...)
 }
 
 // servePackagesKubesprayInstalls serves the site's package mirror of what the real kubespray's
