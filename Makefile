@@ -102,6 +102,8 @@ vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's ker
 # (test/e2e), on machines of the same sizes: the second compares itself with the first's figure.
 # E2E_CLUSTER=hand or E2E_CLUSTER=argo runs one; UNTIL=ready ends the run by hand once the
 # cluster is Ready and its figure recorded (without the plugin, Software, scale and removals).
+# Without it, the run through Argo makes a cluster of a master and two workers, removes the
+# second worker live, adds it back, removes the first powered off and renews the certificates.
 # E2E_CLUSTER=upgrade runs the upgrade test instead: a cluster at 1.33.4 (the test's
 # upgradeFrom, whose downloads are built too) upgraded to kubespray's default in two approved
 # waves.
@@ -112,7 +114,7 @@ UNTIL ?= 1
 e2e-cluster: export BPA_REAL_CLUSTER := $(UNTIL)
 e2e-cluster: export BPA_KUBESPRAY_LOG := $(CURDIR)/bin/e2e-cluster-kubespray.log
 e2e-cluster: export BPA_E2E_CLUSTER_FIGURES := $(CURDIR)/bin/e2e-cluster-figures.json
-e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, by hand then through the controller and Argo, then a worker added and two removed (root; hours: UNTIL=ready, 70 min, stops both at Ready).
+e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, by hand then through the controller and Argo, then a worker removed live and added back, one removed powered off, the certificates renewed (root; hours: UNTIL=ready, 70 min, stops both at Ready).
 	@mkdir -p bin && : > $$BPA_KUBESPRAY_LOG && echo "kubespray's output by hand, as it comes: tail -f $$BPA_KUBESPRAY_LOG"
 	@if [[ " $(E2E_CLUSTER) " == *" hand "* ]]; then set -x; $(VM_SUITE) -timeout 150m -run 'TestRealClusterOnVirtualMachines' ./test/vm/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
