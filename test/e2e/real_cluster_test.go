@@ -41,72 +41,38 @@ const realClusterWait = 90 * time.Minute
 // uploaded with the product's upload commands). Every node becomes Ready, seen through the
 // kubeconfig fetch-kubeconfig stored; the KUD plugin's step applies its manifest into the real
 // cluster, read back through that kubeconfig; a Software installs with the nodes' own apt; then
-// a live worker is removed (the real remove-node.yml), added back (the real scale.yml --limit),
-// a powered-off worker removed, and the control plane's certificates renewed, each change a new
-// generation of the Provisioning. With BPA_REAL_CLUSTER=ready the cluster is a master and one
+// a live worker is removed (the real remove-node.yml), added back (the real scale.yml --limit)
+// and a powered-off worker removed, each change a new generation of the Provisioning. The day-2
+// runs of the control plane (real_day2_test.go) are tests of their own, each on a cluster of its
+// own, so that each fits in the hours a session of this machine has. With BPA_REAL_CLUSTER=ready the cluster is a master and one
 // worker, and apply → every node Ready is compared with kubespray run by hand on machines of the
 // same sizes (TestRealClusterOnVirtualMachines, which records its figure first): the product's
-// overhead; the run ends there. make e2e-cluster runs it (BPA_REAL_CLUSTER=1); it takes hours. With BPA_PLAYGROUND (make demo CLUSTER=real) it leaves the cluster it made,
-// without the changes, running for the operator.
+// overhead; the run ends there. make e2e-cluster runs it (BPA_REAL_CLUSTER=1); it takes hours.
+// With BPA_PLAYGROUND (make demo CLUSTER=real) it leaves the cluster it made, without the
+// changes, running for the operator.
 func TestRealClusterUnderArgo(t *testing.T) {
-	if os.Getenv("BPA_REAL_CLUSTER") == "" {
-		t.Skip("a whole cluster.yml on emulated machines takes the better part of an hour: make e2e-cluster runs it (BPA_REAL_CLUSTER=1)")
-	}
-	archive, built := testkubespray.TestClusterBuild(t)
-	if os.Geteuid() != 0 {
-		t.Fatal("the end-to-end suite needs root (network namespaces, containers)")
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	archive, built := realClusterBuilds(t, "BPA_REAL_CLUSTER",
+		"a whole cluster.yml on emulated machines takes the better part of an hour: make e2e-cluster runs it (BPA_REAL_CLUSTER=1)")
 	// The run by hand's machines: a master (kubeadm's preflight wants 2 CPUs) and a worker
 	// (BPA_REAL_CLUSTER=ready compares the two runs to Ready, on the same machines). When the day
 	// goes on past Ready, the cluster starts with a second worker: the live removal needs a worker
 	// to leave and one to stay, and adding the removed one back is the scale run, so that one
 	// scale run (40 minutes of this machine) serves both. Kubernetes' network plugin finds its
 	// interface by the default route.
-	machines := []testvm.Spec{{Name: "node-1", CPUs: 2, MemoryMiB: 3072}, {Name: "node-2", CPUs: 1, MemoryMiB: 2048}}
+	machines := []testvm.Spec{realMaster("node-1"), realWorker("node-2")}
 	untilReady := os.Getenv("BPA_REAL_CLUSTER") == "ready"
 	// The playground (make demo CLUSTER=real) leaves the cluster as it is made, for the operator.
 	changes := !untilReady && os.Getenv("BPA_PLAYGROUND") == ""
 	nodes := []string{"master", "worker"}
 	if changes {
-		machines = append(machines, testvm.Spec{Name: "node-3", CPUs: 1, MemoryMiB: 2048})
+		machines = append(machines, realWorker("node-3"))
 		nodes = append(nodes, "worker2")
 	}
-	s := setUp(t, siteConfig{
-		machines:  machines,
-		options:   []testvm.SiteOption{testvm.WithGateway()},
-		kubespray: archive, downloads: built,
-	})
-
-	p := &bpav1.Provisioning{
-		ObjectMeta: metav1.ObjectMeta{Name: "real", Namespace: namespace, Labels: map[string]string{bpav1.ClusterLabel: cluster}},
-		Spec: bpav1.ProvisioningSpec{
-			Masters:      []bpav1.HostEntry{{"master": {MACAddress: s.hosts[0].MAC}}},
-			Workers:      workerEntries(s.hosts[1:len(nodes)]),
-			KUDPlugins:   []string{"multus"},
-			HostSelector: &bpav1.HostSelector{Namespaces: []string{namespace}},
-			SSH:          &bpav1.SSHAccess{User: testvm.AdminUser},
-			Offline:      ptr.To(true),
-			Kubespray:    &bpav1.KubesprayOptions{ExtraVars: s.realClusterVars(built)},
-		},
-	}
-	s.servePackagesKubesprayInstalls(p)
-
-	say(t, "kubectl apply Provisioning %s: %s, plugin multus, offline, the test cluster's options (flannel), the build's checksums, the slow-node settings", p.Name, strings.Join(nodes, ", "))
-	apply := time.Now()
-	must(t, s.c.Create(ctx(), p))
-	s.wait = realClusterWait
-	s.waitProvisioningReady(p, 1)
-	s.wait = stageWait
-	ready := time.Since(apply)
-	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1)
-	say(t, "the Workflow's steps, as Argo ran them: %s", stepTimes(wf))
-
-	secret, kubeconfig, kube := s.storedCluster()
-	state := testkubespray.WaitForNodes(t, kube, "through the stored kubeconfig, once the Provisioning is Ready,", nodes...)
-	applyToReady := time.Since(apply)
-	say(t, "the real cluster through the controller and Argo: apply → Provisioning Ready %.0f s, → every node Ready %.0f s; %s",
-		ready.Seconds(), applyToReady.Seconds(), state)
+	s := setUp(t, siteConfig{machines: machines, options: []testvm.SiteOption{testvm.WithGateway()}, kubespray: archive, downloads: built})
+	p := s.realProvisioning(s.hosts[:len(nodes)], built)
+	p.Spec.KUDPlugins = []string{"multus"}
+	kube, applyToReady := s.applyRealCluster(p, "plugin multus", nodes...)
+	secret, kubeconfig, _ := s.storedCluster()
 	if changes {
 		say(t, "three nodes, where the run by hand makes two: no overhead ratio (BPA_REAL_CLUSTER=ready measures it)")
 	} else {
@@ -157,7 +123,6 @@ func TestRealClusterUnderArgo(t *testing.T) {
 
 	if changes {
 		s.removeAndAdd(p, sw, kube, applyToReady, 2)
-		s.renewCertificates(p, 5, "master", "worker2")
 	}
 
 	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
@@ -246,41 +211,74 @@ func workerEntries(hosts []*testHost) []bpav1.HostEntry {
 	return entries
 }
 
-// renewCertificates renews the real control plane's certificates through a new
-// spec.certificateRenewal: kubespray's upgrade-cluster.yml for the control plane at the
-// cluster's own version, after which read-certificates reads later expiries on the master and
-// fetch-kubeconfig has stored the renewed admin kubeconfig, which still reaches every node
-// (nodes) of the cluster. generation is the renewal's generation of the Provisioning.
-func (s *suite) renewCertificates(p *bpav1.Provisioning, generation int64, nodes ...string) {
+// realClusterBuilds skips t unless env is set (skip says why, and how to run it), and returns
+// the real kubespray's image archive and the build of what it downloads; the suite needs root.
+func realClusterBuilds(t *testing.T, env, skip string) (archive, built string) {
+	t.Helper()
+	if os.Getenv(env) == "" {
+		t.Skip(skip)
+	}
+	archive, built = testkubespray.TestClusterBuild(t)
+	if os.Geteuid() != 0 {
+		t.Fatal("the end-to-end suite needs root (network namespaces, containers)")
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	return archive, built
+}
+
+// realMaster and realWorker are the real cluster's machines: a master gets 2 CPUs, which
+// kubeadm's control-plane preflight wants, and kubespray asserts at least 1 GiB on every node.
+func realMaster(name string) testvm.Spec { return testvm.Spec{Name: name, CPUs: 2, MemoryMiB: 3072} }
+
+func realWorker(name string) testvm.Spec { return testvm.Spec{Name: name, CPUs: 1, MemoryMiB: 2048} }
+
+// realProvisioning is the real cluster's offline Provisioning: hosts[0] its master, the others
+// its workers ("worker", "worker2", …), with the test cluster's kubespray options and the
+// checksums of the downloads builds (one per Kubernetes version); the site's package mirror
+// serves what kubespray installs on them.
+func (s *suite) realProvisioning(hosts []*testHost, builds ...string) *bpav1.Provisioning {
+	s.t.Helper()
+	p := &bpav1.Provisioning{
+		ObjectMeta: metav1.ObjectMeta{Name: "real", Namespace: namespace, Labels: map[string]string{bpav1.ClusterLabel: cluster}},
+		Spec: bpav1.ProvisioningSpec{
+			Masters:      []bpav1.HostEntry{{"master": {MACAddress: hosts[0].MAC}}},
+			Workers:      workerEntries(hosts[1:]),
+			HostSelector: &bpav1.HostSelector{Namespaces: []string{namespace}},
+			SSH:          &bpav1.SSHAccess{User: testvm.AdminUser},
+			Offline:      ptr.To(true),
+			Kubespray:    &bpav1.KubesprayOptions{ExtraVars: s.realClusterVars(builds...)},
+		},
+	}
+	s.servePackagesKubesprayInstalls(p)
+	return p
+}
+
+// applyRealCluster applies p, the real cluster's first generation (what sets it apart from
+// others said in about), waits until the Provisioning is Ready and, through the kubeconfig
+// fetch-kubeconfig stored, the cluster's nodes are exactly nodes, every one Ready; it returns
+// a client through that kubeconfig and the time from apply to every node Ready.
+func (s *suite) applyRealCluster(p *bpav1.Provisioning, about string, nodes ...string) (kubernetes.Interface, time.Duration) {
 	t := s.t
 	t.Helper()
+	version := p.Spec.KubernetesVersion
+	if version == "" {
+		version = "kubespray's default Kubernetes"
+	}
+	say(t, "kubectl apply Provisioning %s: %s, %s, %s, offline, the test cluster's options (flannel), the build's checksums, the slow-node settings",
+		p.Name, strings.Join(nodes, ", "), version, about)
+	apply := time.Now()
+	must(t, s.c.Create(ctx(), p))
 	s.wait = realClusterWait
-	defer func() { s.wait = stageWait }()
-	before := s.provisioning(p).Status.Certificates
-	_, oldKubeconfig, _ := s.storedCluster()
-	if before == nil || before.NextExpiry == nil {
-		t.Fatalf("status.certificates before the renewal: %+v", before)
-	}
-	say(t, "renew the control plane's certificates: spec.certificateRenewal, upgrade-cluster.yml for the control plane at 1.34.3")
-	renewed := time.Now()
-	// kubeadm's notAfter is to the second: a renewal in the same second would not show.
-	time.Sleep(time.Second)
-	patch(t, s.c, p, func(p *bpav1.Provisioning) { p.Spec.CertificateRenewal = "e2e" })
-	s.waitProvisioningReady(p, generation)
-	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation)
-	say(t, "the Workflow's steps: %s", stepTimes(wf))
-	after := s.provisioning(p).Status.Certificates
-	if after == nil || after.NextExpiry == nil || !after.NextExpiry.After(before.NextExpiry.Time) {
-		t.Errorf("status.certificates after the renewal: %+v, want a later first expiry than %s", after, before.NextExpiry)
-	} else {
-		say(t, "certificates renewed in %.0f s: the first to expire now %s on %s (was %s on %s)", time.Since(renewed).Seconds(),
-			after.NextToExpire, after.NextExpiry.UTC().Format(time.RFC3339), before.NextToExpire, before.NextExpiry.UTC().Format(time.RFC3339))
-	}
-	_, newKubeconfig, renewedKube := s.storedCluster()
-	if string(newKubeconfig) == string(oldKubeconfig) {
-		t.Errorf("the kubeconfig Secret was not refreshed with the renewed admin.conf")
-	}
-	testkubespray.WaitForNodes(t, renewedKube, "through the renewed kubeconfig,", nodes...)
+	s.waitProvisioningReady(p, 1)
+	s.wait = stageWait
+	ready := time.Since(apply)
+	say(t, "the Workflow's steps, as Argo ran them: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1)))
+	_, _, kube := s.storedCluster()
+	state := testkubespray.WaitForNodes(t, kube, "through the stored kubeconfig, once the Provisioning is Ready,", nodes...)
+	applyToReady := time.Since(apply)
+	say(t, "the real cluster through the controller and Argo: apply → Provisioning Ready %.0f s, → every node Ready %.0f s; %s",
+		ready.Seconds(), applyToReady.Seconds(), state)
+	return kube, applyToReady
 }
 
 // servePackagesKubesprayInstalls serves the site's package mirror of what the real kubespray's
