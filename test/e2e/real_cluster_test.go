@@ -35,7 +35,7 @@ import (
 const realClusterWait = 90 * time.Minute
 
 // TestRealClusterUnderArgo: the product makes a real cluster. An offline Provisioning of a master
-// and a worker is applied; the controller compiles it and Argo's workflow-controller runs every
+// and its workers is applied; the controller compiles it and Argo's workflow-controller runs every
 // step as a pod on the node, the real kubespray's whole cluster.yml among them, on the site's
 // machines, offline from the site's mirror (everything kubespray downloads built here and
 // uploaded with the product's upload commands). Every node becomes Ready, seen through the
@@ -44,10 +44,10 @@ const realClusterWait = 90 * time.Minute
 // a live worker is removed (the real remove-node.yml), added back (the real scale.yml --limit)
 // and a powered-off worker removed, each change a new generation of the Provisioning. The day-2
 // runs of the control plane (real_day2_test.go) are tests of their own, each on a cluster of its
-// own, so that each fits in the hours a session of this machine has. With BPA_REAL_CLUSTER=ready the cluster is a master and one
-// worker, and apply → every node Ready is compared with kubespray run by hand on machines of the
-// same sizes (TestRealClusterOnVirtualMachines, which records its figure first): the product's
-// overhead; the run ends there. make e2e-cluster runs it (BPA_REAL_CLUSTER=1); it takes hours.
+// own, so that each fits in the hours a session of this machine has. With BPA_REAL_CLUSTER=ready
+// the cluster is a master and one worker, and apply → every node Ready is compared with kubespray
+// run by hand on machines of the same sizes (TestRealClusterOnVirtualMachines, which records its
+// figure first): the product's overhead; the run ends there. make e2e-cluster runs it (BPA_REAL_CLUSTER=1); it takes hours.
 // With BPA_PLAYGROUND (make demo CLUSTER=real) it leaves the cluster it made, without the
 // changes, running for the operator.
 func TestRealClusterUnderArgo(t *testing.T) {

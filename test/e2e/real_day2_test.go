@@ -108,8 +108,6 @@ func TestRealControlPlaneUnderArgo(t *testing.T) {
 	})
 	p := s.realProvisioning(s.hosts[:2], built)
 	kube, _ := s.applyRealCluster(p, "no plugin", "master", "worker")
-	s.wait = realClusterWait
-	defer func() { s.wait = stageWait }()
 	s.addAndRemoveMaster(p, kube, s.hosts[2], "worker")
 }
 
@@ -138,6 +136,8 @@ func TestRealCertificateRenewalUnderArgo(t *testing.T) {
 func (s *suite) addAndRemoveMaster(p *bpav1.Provisioning, kube kubernetes.Interface, host *testHost, workers ...string) {
 	t := s.t
 	t.Helper()
+	s.wait = realClusterWait
+	defer func() { s.wait = stageWait }()
 	say(t, "add master2 (%s): cluster.yml with master2 last in kube_control_plane; etcd stays one member", host.Name)
 	added := time.Now()
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
