@@ -47,7 +47,8 @@ const realClusterWait = 90 * time.Minute
 // own, so that each fits in the hours a session of this machine has. With BPA_REAL_CLUSTER=ready
 // the cluster is a master and one worker, and apply → every node Ready is compared with kubespray
 // run by hand on machines of the same sizes (TestRealClusterOnVirtualMachines, which records its
-// figure first): the product's overhead; the run ends there. make e2e-cluster runs it (BPA_REAL_CLUSTER=1); it takes hours.
+// figure first): the product's overhead; the run ends there. make e2e-cluster runs it
+// (BPA_REAL_CLUSTER=1); it takes hours.
 // With BPA_PLAYGROUND (make demo CLUSTER=real) it leaves the cluster it made, without the
 // changes, running for the operator.
 func TestRealClusterUnderArgo(t *testing.T) {
