@@ -142,10 +142,6 @@ type Spec struct {
 	Name      string
 	CPUs      int
 	MemoryMiB int
-	// Nice is the niceness QEMU runs at (0 to 19). Emulated machines share the host's few
-	// cores: a machine whose work can wait (a worker) runs nicer than one whose lateness fails
-	// the others (a master, whose API server every node and Ansible task calls).
-	Nice int
 }
 
 // Machine is a booted machine.
@@ -335,8 +331,7 @@ func (s *Site) boot(t testing.TB, image Image, authorizedKey ssh.PublicKey, m *M
 		s.Run(t, "ip", "link", "set", m.tap, "up")
 	}
 	m.Console = filepath.Join(dir, "console.log")
-	// nice executes QEMU in the same process, as nsenter does: the PID stays QEMU's.
-	m.cmd = s.Command("nice", "-n", strconv.Itoa(m.Nice), "qemu-system-x86_64",
+	m.cmd = s.Command("qemu-system-x86_64",
 		"-name", m.Name, "-accel", "tcg,thread=multi", "-cpu", "max",
 		"-smp", strconv.Itoa(m.CPUs), "-m", strconv.Itoa(m.MemoryMiB),
 		"-kernel", image.Kernel, "-initrd", image.Initrd, "-append", "root=/dev/vda rw console=ttyS0 panic=-1",
@@ -391,25 +386,6 @@ func (m *Machine) RSS() (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS")
-}
-
-// Niceness is the niceness the machine's QEMU runs at, as the kernel reports it.
-func (m *Machine) Niceness() (int, error) {
-	if m.cmd == nil || m.cmd.Process == nil {
-		return 0, errors.New("not running")
-	}
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces and parentheses: the fields count
-	// from its last ")".
-	end := strings.LastIndexByte(string(raw), ')')
-	fields := strings.Fields(string(raw)[end+1:])
-	if end < 0 || len(fields) < 17 {
-		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", m.cmd.Process.Pid, raw)
-	}
-	return strconv.Atoi(fields[16]) // stat's 19th field; fields starts at the 3rd
 }
 
 // Dial logs in to the machine over SSH as user with signer, waiting until it answers or ctx

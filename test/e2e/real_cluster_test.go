@@ -230,13 +230,9 @@ func realClusterBuilds(t *testing.T, env, skip string) (archive, built string) {
 
 // realMaster and realWorker are the real cluster's machines: a master gets 2 CPUs, which
 // kubeadm's control-plane preflight wants, and kubespray asserts at least 1 GiB on every node.
-// A worker's QEMU runs nicer: with three emulated machines on two cores, the master's API
-// server went down under remove-node.yml, and every node and Ansible task waits on it.
 func realMaster(name string) testvm.Spec { return testvm.Spec{Name: name, CPUs: 2, MemoryMiB: 3072} }
 
-func realWorker(name string) testvm.Spec {
-	return testvm.Spec{Name: name, CPUs: 1, MemoryMiB: 2048, Nice: 5}
-}
+func realWorker(name string) testvm.Spec { return testvm.Spec{Name: name, CPUs: 1, MemoryMiB: 2048} }
 
 // realProvisioning is the real cluster's offline Provisioning: hosts[0] its master, the others
 // its workers ("worker", "worker2", …), with the test cluster's kubespray options and the
