@@ -438,6 +438,47 @@ func Run(t testing.TB, c *ssh.Client, command string) string {
 	return stdout.String()
 }
 
+// RunWithin runs command on c and returns its stdout and stderr together, giving up after
+// limit: for what a test reads of a machine that may no longer answer, as after a failure.
+func RunWithin(c *ssh.Client, command string, limit time.Duration) (string, error) {
+	sess, err := c.NewSession()
+	if err != nil {
+		return "", err
+	}
+	var out lockedBuffer
+	sess.Stdout, sess.Stderr = &out, &out
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(command) }()
+	select {
+	case err = <-done:
+		_ = sess.Close()
+		return out.String(), err
+	case <-time.After(limit):
+		// Closing the session does not end Run, which waits for an exit status that may never
+		// come: it returns when the client closes, into the buffered channel.
+		_ = sess.Close()
+		return out.String(), fmt.Errorf("no answer within %s", limit)
+	}
+}
+
+// lockedBuffer is a strings.Builder a session may still write while it is read.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // PIDs are the site's processes: the namespace's holder, dnsmasq and every machine's QEMU.
 func (s *Site) PIDs() []int {
 	var pids []int

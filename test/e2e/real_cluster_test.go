@@ -30,9 +30,35 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 )
 
-// realClusterWait bounds the real cluster's Provisioning, apply to Ready: a whole cluster.yml
-// on emulated machines took 34–42 minutes by hand.
-const realClusterWait = 90 * time.Minute
+// realClusterWait bounds a real generation of the Provisioning, apply to Ready: a whole
+// cluster.yml on emulated machines took 34–42 minutes by hand on two of them, 70 minutes under
+// Argo on three, and more than 89 with the workers' QEMU niced.
+const realClusterWait = 2 * time.Hour
+
+// masterState is what the master's control plane was doing, read when a real-cluster test
+// fails: the machines' disks go with the test's TempDir, and the API server that stopped
+// answering kubespray's remove-node.yml left no other trace. It holds no single quote: it
+// runs inside them.
+const masterState = `uptime; free -m
+crictl ps -a 2>&1 | head -20
+for c in kube-apiserver etcd kube-controller-manager kube-scheduler; do
+  id=$(crictl ps -a -q --name "$c" 2>/dev/null | head -1)
+  [ -n "$id" ] && { echo "== $c, the last lines of its latest container"; crictl logs --tail 15 "$id" 2>&1; }
+done
+echo "== kubelet"; journalctl -u kubelet --no-pager -n 30 2>&1
+echo "== OOM kills (dmesg)"; dmesg 2>&1 | grep -iE "out of memory|oom-kill" | tail -5`
+
+// logMasterStateOnFailure logs masterState from host, the master, if the test fails; it runs
+// before the machines stop and gives the master two minutes to answer.
+func logMasterStateOnFailure(t testing.TB, host *testHost) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		out, err := testvm.RunWithin(host.ssh, "sudo -n sh -c '"+masterState+"'", 2*time.Minute)
+		t.Logf("the master's control plane when the test failed (%v):\n%s", err, out)
+	})
+}
 
 // TestRealClusterUnderArgo: the product makes a real cluster. An offline Provisioning of a master
 // and its workers is applied; the controller compiles it and Argo's workflow-controller runs every
@@ -252,6 +278,7 @@ func (s *suite) realProvisioning(hosts []*testHost, builds ...string) *bpav1.Pro
 		},
 	}
 	s.servePackagesKubesprayInstalls(p)
+	logMasterStateOnFailure(s.t, hosts[0])
 	return p
 }
 
