@@ -56,6 +56,24 @@ func User(t testing.TB) string {
 	return u.Username
 }
 
+// Dial logs in with ClientKeyFile as User, pinning HostKey; the client closes with the test.
+func (s *Server) Dial(t testing.TB) *ssh.Client {
+	t.Helper()
+	signer, err := ssh.ParsePrivateKey(s.ClientKeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ssh.Dial("tcp", s.Addr(), &ssh.ClientConfig{
+		User: User(t), Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
+		HostKeyCallback: ssh.FixedHostKey(s.HostKey), Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // Start starts sshd, accepting ClientKeyFile for the current user (root in CI).
 func Start(t *testing.T) *Server { return StartWithEnv(t, nil) }
 

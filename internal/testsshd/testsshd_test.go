@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"golang.org/x/crypto/ssh"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 )
@@ -31,25 +28,7 @@ func TestSessionsStartInTheServersOwnHome(t *testing.T) {
 
 func run(t *testing.T, sshd *testsshd.Server, command string) string {
 	t.Helper()
-	key, err := os.ReadFile(sshd.ClientKeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.ParsePrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ssh.Dial("tcp", sshd.Addr(), &ssh.ClientConfig{
-		User:            testsshd.User(t),
-		Auth:            []ssh.AuthMethod{ssh.PublicKeys(signer)},
-		HostKeyCallback: ssh.FixedHostKey(sshd.HostKey),
-		Timeout:         10 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	session, err := c.NewSession()
+	session, err := sshd.Dial(t).NewSession()
 	if err != nil {
 		t.Fatal(err)
 	}

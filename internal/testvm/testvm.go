@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
 // AdminUser is the image's admin user, the one metal3's user data would create: the site's SSH
@@ -445,7 +447,7 @@ func RunWithin(c *ssh.Client, command string, limit time.Duration) (string, erro
 	if err != nil {
 		return "", err
 	}
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	sess.Stdout, sess.Stderr = &out, &out
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(command) }()
@@ -459,24 +461,6 @@ func RunWithin(c *ssh.Client, command string, limit time.Duration) (string, erro
 		_ = sess.Close()
 		return out.String(), fmt.Errorf("no answer within %s", limit)
 	}
-}
-
-// lockedBuffer is a strings.Builder a session may still write while it is read.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // PIDs are the site's processes: the namespace's holder, dnsmasq and every machine's QEMU.

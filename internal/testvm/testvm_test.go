@@ -1,12 +1,9 @@
 package testvm_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
@@ -15,7 +12,7 @@ import (
 // TestRunWithin: what a test reads of a machine after a failure comes back with its stderr,
 // and a machine that does not answer costs the test its limit, not its whole timeout.
 func TestRunWithin(t *testing.T) {
-	c := dial(t, testsshd.Start(t))
+	c := testsshd.Start(t).Dial(t)
 
 	out, err := testvm.RunWithin(c, "echo out; echo err >&2; exit 3", time.Minute)
 	if !strings.Contains(out, "out") || !strings.Contains(out, "err") {
@@ -36,25 +33,4 @@ func TestRunWithin(t *testing.T) {
 	if !strings.Contains(out, "before") {
 		t.Errorf("RunWithin past its limit returned %q, want what came before", out)
 	}
-}
-
-func dial(t *testing.T, sshd *testsshd.Server) *ssh.Client {
-	t.Helper()
-	key, err := os.ReadFile(sshd.ClientKeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.ParsePrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ssh.Dial("tcp", sshd.Addr(), &ssh.ClientConfig{
-		User: testsshd.User(t), Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
-		HostKeyCallback: ssh.FixedHostKey(sshd.HostKey), Timeout: 10 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
