@@ -56,7 +56,8 @@ func User(t testing.TB) string {
 	return u.Username
 }
 
-// Dial logs in with ClientKeyFile as User, pinning HostKey; the client closes with the test.
+// Dial logs in as User with the client key (ClientKeyPEM), pinning HostKey; the client closes
+// with the test.
 func (s *Server) Dial(t testing.TB) *ssh.Client {
 	t.Helper()
 	signer, err := ssh.ParsePrivateKey(s.ClientKeyPEM)
