@@ -32,7 +32,9 @@ import (
 
 // realClusterWait bounds a real generation of the Provisioning, apply to Ready: a whole
 // cluster.yml on emulated machines took 34–42 minutes by hand on two of them, 70 minutes under
-// Argo on three, and more than 89 with the workers' QEMU niced.
+// Argo on three, and more than 89 with the workers' QEMU niced. It does not cover a first try
+// that fails late and Argo's retry: one failed at 59 minutes, and its retry, on the running
+// cluster, had not left preinstall an hour later.
 const realClusterWait = 2 * time.Hour
 
 // masterState is what the master's control plane was doing, read when a real-cluster test
