@@ -34,8 +34,8 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		"kube_scheduler_leader_elect_renew_deadline":          bpav1.ExtraVar("40s"),
 		// The API server's own limit on a request (kubespray's 1m0s): creating CoreDNS's
 		// Service took 77 s on the emulated master of three nodes, and the API server answered
-		// "request did not complete within requested timeout"; cluster.yml failed at its last
-		// play, 59 minutes in, and Argo's retry ran it again (make e2e-cluster).
+		// "request did not complete within requested timeout"; cluster.yml failed in its
+		// apps play, 59 minutes in, and Argo's retry ran it again (make e2e-cluster).
 		"kube_apiserver_request_timeout": bpav1.ExtraVar("3m0s"),
 		// kubeadm upgrade apply's preflight runs a Job that must complete in 15 s; on the
 		// emulated master it did not, and the renewal's upgrade failed there (make e2e-cluster).

@@ -42,8 +42,9 @@ const realClusterWait = 2 * time.Hour
 // answering kubespray's remove-node.yml left no other trace. kubespray runs etcd as a systemd
 // service, not a static pod, so its journal is read; the kubelet's probe failures and kills
 // say why the API server restarted (the last container's log says only how the latest died:
-// its fatal one-minute "initial IP and Port allocation check" on a starved master). It holds
-// no single quote: it runs inside them.
+// its fatal one-minute "initial IP and Port allocation check" on a starved master). That search
+// reads the kubelet's whole journal, so it comes last: on a starved master it may outlast
+// RunWithin's limit, which keeps what came before. It holds no single quote: it runs inside them.
 const masterState = `uptime; free -m
 top -b -n 1 -o %CPU 2>&1 | sed -n 7,17p
 crictl ps -a 2>&1 | head -20
@@ -52,10 +53,10 @@ for c in kube-apiserver kube-controller-manager kube-scheduler; do
   [ -n "$id" ] && { echo "== $c, the last lines of its latest container"; crictl logs --tail 15 "$id" 2>&1; }
 done
 echo "== etcd"; journalctl -u etcd --no-pager -n 15 2>&1
-echo "== the kubelet on the control plane: probe failures, kills, back-offs"
-journalctl -u kubelet --no-pager 2>&1 | grep -E "Probe failed|Killing container|CrashLoopBackOff" | grep -E "kube-apiserver|kube-controller-manager|kube-scheduler" | tail -15
 echo "== kubelet"; journalctl -u kubelet --no-pager -n 30 2>&1
-echo "== OOM kills (dmesg)"; dmesg 2>&1 | grep -iE "out of memory|oom-kill" | tail -5`
+echo "== OOM kills (dmesg)"; dmesg 2>&1 | grep -iE "out of memory|oom-kill" | tail -5
+echo "== the kubelet on the control plane: probe failures, kills, back-offs"
+journalctl -u kubelet --no-pager 2>&1 | grep -E "Probe failed|Killing container|CrashLoopBackOff" | grep -E "kube-apiserver|kube-controller-manager|kube-scheduler" | tail -15`
 
 // logMasterStateOnFailure logs masterState from host, the master, if the test fails; it runs
 // before the machines stop and gives the master two minutes to answer.
