@@ -40,7 +40,51 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		// kubeadm upgrade apply's preflight runs a Job that must complete in 15 s; on the
 		// emulated master it did not, and the renewal's upgrade failed there (make e2e-cluster).
 		"kubeadm_ignore_preflight_errors": bpav1.ExtraVar([]string{"CreateJob"}),
+		// The kubelet let the emulated master's API server fail its liveness probe for 80 s
+		// (kubeadm's 8 × 10 s) and take 4 minutes to start (24 × 10 s). On the master of three
+		// nodes, /livez timed out or answered 500 on and off for 17 minutes; 69 minutes into
+		// cluster.yml the kubelet killed the API server, and the one it started, its TLS
+		// handshakes with etcd timing out, was killed at the end of its 4 minutes; from then on
+		// it crash-looped (make e2e-cluster, the fourth run under Argo). kubespray's own
+		// kubeadm_patches widen both windows.
+		"kubeadm_patches": bpav1.ExtraVar(apiServerProbesPatch()),
+		// kubespray's default (host_resolvconf) points the nodes' resolv.conf at the cluster's
+		// DNS, and cluster.yml's last play then restarts the API server and the controller
+		// manager so that they read it: on that run, one more restart of an API server that had
+		// not come back, and sudo on the master could not resolve the master's own name. The
+		// site's DNS serves the nodes; the cluster's pods use the cluster's DNS in every mode.
+		"resolvconf_mode": bpav1.ExtraVar("none"),
 	}
+}
+
+// How long the kubelet lets the emulated master's API server fail its liveness probe, and take
+// to start, before it kills it (kubeadm's defaults: 80 s and 240 s). A real site's API server
+// never comes near either.
+const (
+	APIServerLivenessWindow = 10 * time.Minute
+	APIServerStartupWindow  = 15 * time.Minute
+)
+
+// kubeadmProbePeriod is the period of kubeadm's probes of the API server, set again by the
+// patch so that the windows do not rest on kubeadm's default.
+const kubeadmProbePeriod = 10 * time.Second
+
+// apiServerProbesPatch is kubespray's kubeadm_patches for the API server's probes: a strategic
+// merge patch of kubeadm's static Pod, which kubespray writes under /etc/kubernetes/patches
+// and kubeadm applies to the manifest it writes, at init and at every upgrade.
+func apiServerProbesPatch() []map[string]any {
+	probe := func(window time.Duration) map[string]any {
+		return map[string]any{"periodSeconds": int(kubeadmProbePeriod.Seconds()), "failureThreshold": int(window / kubeadmProbePeriod)}
+	}
+	return []map[string]any{{
+		"target": "kube-apiserver",
+		"type":   "strategic",
+		"patch": map[string]any{"spec": map[string]any{"containers": []map[string]any{{
+			"name":          "kube-apiserver",
+			"livenessProbe": probe(APIServerLivenessWindow),
+			"startupProbe":  probe(APIServerStartupWindow),
+		}}}},
+	}}
 }
 
 // NodesWait bounds how long WaitForNodes waits after kubespray ends.

@@ -1,0 +1,106 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
+)
+
+// TestSlowNodesWidenTheAPIServersProbes: the slow-node settings' kubeadm_patches, written as
+// kubespray writes them (roles/kubernetes/kubeadm_common: each patch's YAML in
+// <target><index>+<type>.yaml), make the real kubeadm of the test cluster's downloads write an
+// API server manifest whose liveness and startup probes give it the windows the settings name.
+// The real-cluster runs read these only an hour into cluster.yml; kubeadm's dry run writes the
+// same manifest in a second.
+func TestSlowNodesWidenTheAPIServersProbes(t *testing.T) {
+	_, built := testkubespray.TestClusterBuild(t)
+	kubeadms, err := filepath.Glob(filepath.Join(built, "files/dl.k8s.io/release/v*/bin/linux/amd64/kubeadm"))
+	must(t, err)
+	if len(kubeadms) != 1 {
+		t.Fatalf("the downloads build %s holds kubeadm %q, want one", built, kubeadms)
+	}
+	kubeadm := kubeadms[0]
+	version := strings.Split(strings.TrimPrefix(kubeadm, filepath.Join(built, "files/dl.k8s.io/release")+"/"), "/")[0]
+
+	var patches []struct {
+		Target string          `json:"target"`
+		Type   string          `json:"type"`
+		Patch  json.RawMessage `json:"patch"`
+	}
+	must(t, json.Unmarshal(testkubespray.SlowNodes()["kubeadm_patches"].Raw, &patches))
+	dir := t.TempDir()
+	patchDir := filepath.Join(dir, "patches")
+	must(t, os.Mkdir(patchDir, 0o755))
+	for i, p := range patches {
+		y, err := yaml.JSONToYAML(p.Patch)
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(patchDir, fmt.Sprintf("%s%d+%s.yaml", p.Target, i, p.Type)), y, 0o644))
+	}
+	config := fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: 10.0.0.1
+patches:
+  directory: %s
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: %s
+`, patchDir, version)
+	must(t, os.WriteFile(filepath.Join(dir, "kubeadm.yaml"), []byte(config), 0o644))
+
+	// The dry run writes its manifests into KUBEADM_INIT_DRYRUN_DIR, nothing under /etc.
+	out := filepath.Join(dir, "manifests")
+	must(t, os.Mkdir(out, 0o755))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubeadm, "init", "phase", "control-plane", "apiserver", "--dry-run", "--config", filepath.Join(dir, "kubeadm.yaml"))
+	cmd.Env = append(os.Environ(), "KUBEADM_INIT_DRYRUN_DIR="+out)
+	if log, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubeadm %s: %v\n%s", version, err, log)
+	}
+	manifest, err := os.ReadFile(filepath.Join(out, "kube-apiserver.yaml"))
+	must(t, err)
+	var pod corev1.Pod
+	must(t, yaml.Unmarshal(manifest, &pod))
+	if len(pod.Spec.Containers) != 1 || pod.Spec.Containers[0].Name != "kube-apiserver" {
+		t.Fatalf("kubeadm %s's API server manifest has containers %v", version, pod.Spec.Containers)
+	}
+	c := pod.Spec.Containers[0]
+	for _, probe := range []struct {
+		name string
+		p    *corev1.Probe
+		want time.Duration
+	}{
+		{"liveness", c.LivenessProbe, testkubespray.APIServerLivenessWindow},
+		{"startup", c.StartupProbe, testkubespray.APIServerStartupWindow},
+	} {
+		if probe.p == nil {
+			t.Errorf("kubeadm %s's API server has no %s probe", version, probe.name)
+			continue
+		}
+		got := time.Duration(probe.p.PeriodSeconds) * time.Duration(probe.p.FailureThreshold) * time.Second
+		if got != probe.want || probe.p.HTTPGet == nil || probe.p.HTTPGet.Path != "/livez" {
+			t.Errorf("kubeadm %s's API server %s probe: %d × %d s of %v, want a window of %s on /livez",
+				version, probe.name, probe.p.FailureThreshold, probe.p.PeriodSeconds, probe.p.HTTPGet, probe.want)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	say(t, "kubeadm %s with the slow-node patches: the API server may fail /livez for %s and take %s to start",
+		version, testkubespray.APIServerLivenessWindow, testkubespray.APIServerStartupWindow)
+}
