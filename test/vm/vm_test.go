@@ -191,7 +191,7 @@ spec:
 
 // TestNothingOutlivesAKilledTest boots a site in a child test process, kills that process
 // with SIGKILL (no cleanup can run), and checks that every machine, dnsmasq, the namespace and
-// the veth went with it.
+// the veth went with it. The child's folders are under this test's own, which it removes.
 func TestNothingOutlivesAKilledTest(t *testing.T) {
 	if os.Getenv("BPA_VM_CHILD") != "" {
 		imageDir := os.Getenv("BPA_VM_IMAGE")
@@ -204,7 +204,9 @@ func TestNothingOutlivesAKilledTest(t *testing.T) {
 	}
 	testvm.Skip(t, os.Getenv("BPA_VM_IMAGE"))
 	child := exec.Command(os.Args[0], "-test.run=^TestNothingOutlivesAKilledTest$", "-test.v")
-	child.Env = append(os.Environ(), "BPA_VM_CHILD=1")
+	// The child's temporary folders (its machines' disks, dnsmasq's files) are under this
+	// test's own, which this test removes: the killed child removes nothing.
+	child.Env = append(os.Environ(), "BPA_VM_CHILD=1", "TMPDIR="+t.TempDir())
 	out, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
