@@ -58,8 +58,8 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 }
 
 // How long the kubelet lets the emulated master's API server fail its liveness probe, and take
-// to start, before it kills it (kubeadm's defaults: 80 s and 240 s). A real site's API server
-// never comes near either.
+// to start, before it kills it (kubeadm's defaults: 80 s and 240 s): the test site's settings,
+// not the product's; a site of real servers keeps kubeadm's.
 const (
 	APIServerLivenessWindow = 10 * time.Minute
 	APIServerStartupWindow  = 15 * time.Minute
