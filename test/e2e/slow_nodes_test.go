@@ -27,13 +27,14 @@ import (
 // same manifest in a second.
 func TestSlowNodesWidenTheAPIServersProbes(t *testing.T) {
 	_, built := testkubespray.TestClusterBuild(t)
-	kubeadms, err := filepath.Glob(filepath.Join(built, "files/dl.k8s.io/release/v*/bin/linux/amd64/kubeadm"))
+	release := filepath.Join(built, "files/dl.k8s.io/release")
+	kubeadms, err := filepath.Glob(filepath.Join(release, "v*/bin/linux/amd64/kubeadm"))
 	must(t, err)
 	if len(kubeadms) != 1 {
 		t.Fatalf("the downloads build %s holds kubeadm %q, want one", built, kubeadms)
 	}
 	kubeadm := kubeadms[0]
-	version := strings.Split(strings.TrimPrefix(kubeadm, filepath.Join(built, "files/dl.k8s.io/release")+"/"), "/")[0]
+	version, _, _ := strings.Cut(strings.TrimPrefix(kubeadm, release+"/"), "/")
 
 	var patches []struct {
 		Target string          `json:"target"`
