@@ -180,6 +180,15 @@ func (s *Server) start(t *testing.T) {
 	}
 }
 
+// Freeze stops (SIGSTOP) every process serving a connection, and what they run, as a node
+// that stops answering: the connections stay open and the kernel still acknowledges what
+// arrives, but nothing replies. Stop (or the test's end) ends them.
+func (s *Server) Freeze() {
+	for _, pid := range descendants(s.cmd.Process.Pid) {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+}
+
 // Stop stops the server and every connection it serves, as a node going down.
 func (s *Server) Stop() { s.stop() }
 

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,6 +136,7 @@ type Site struct {
 	prefix    string
 	machines  []*Machine
 	gateway   bool
+	routes    []string   // dst,via pairs the DHCP server hands out
 	mu        sync.Mutex // guards dnsmasq, which a fault test restarts beside the test
 	dnsmasq   *exec.Cmd
 }
@@ -197,6 +199,15 @@ type SiteOption func(*Site)
 // the site.
 func WithGateway() SiteOption { return func(s *Site) { s.gateway = true } }
 
+// WithRoute has the site's DHCP server hand the machines a route to dst (a CIDR) through via
+// (an address on the site), as classless static routes (RFC 3442). The route is the network's,
+// as a real site's routes are, so it survives whatever restarts a machine's network: kubespray's
+// reset restarts systemd-networkd, which drops a route added by hand, and the machine's replies
+// to anything behind via stop (remove-node.yml then waited forever on its own SSH connection).
+func WithRoute(dst, via string) SiteOption {
+	return func(s *Site) { s.routes = append(s.routes, dst+","+via) }
+}
+
 // NewSite creates the site's network for machines with specs, with MACs and addresses given out
 // in order, and starts dnsmasq on it. Nothing is booted yet.
 func NewSite(t testing.TB, subnet string, specs []Spec, opts ...SiteOption) *Site {
@@ -250,13 +261,22 @@ func (s *Site) startDHCP() error {
 	// --user=root --group=root: dnsmasq would otherwise switch to its own user and group, and a
 	// process whose user or group changes loses the signal that kills it with the test.
 	router := "--dhcp-option=option:router"
+	routes := s.routes
 	if s.gateway {
 		router += "," + s.Subnet + ".2"
+		// A client given classless static routes ignores the router option (RFC 3442): the
+		// default route goes in the list too.
+		if len(routes) > 0 {
+			routes = append(slices.Clone(routes), "0.0.0.0/0,"+s.Subnet+".2")
+		}
 	}
 	args := []string{"--keep-in-foreground", "--user=root", "--group=root", "--no-resolv", "--no-hosts", "--port=0",
 		"--interface=br0", "--bind-interfaces", "--dhcp-range=" + s.Subnet + ".100," + s.Subnet + ".200,255.255.255.0,1h",
 		router, "--dhcp-option=option:dns-server",
 		"--dhcp-leasefile=" + s.LeaseFile, "--log-facility=" + filepath.Join(s.dir, "dnsmasq.log")}
+	if len(routes) > 0 {
+		args = append(args, "--dhcp-option=option:classless-static-route,"+strings.Join(routes, ","))
+	}
 	for _, m := range s.machines {
 		args = append(args, "--dhcp-host="+m.MAC+","+m.IP+","+m.Name)
 	}

@@ -523,7 +523,7 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 	}
 	say(t, "booting the site's servers: %d virtual machines (QEMU, Debian 12; %s) on a bridge, dnsmasq handing out addresses by MAC",
 		len(cfg.machines), strings.Join(sizes, ", "))
-	site := testvm.NewSite(t, siteSubnet, cfg.machines, cfg.options...)
+	site := testvm.NewSite(t, siteSubnet, cfg.machines, append(cfg.options, testvm.WithRoute(podSubnet, nodeAddress))...)
 	site.Boot(t, testvm.ImageIn(imageDir), signer.PublicKey())
 	s.site = site
 	must(t, s.c.Create(ctx(), &corev1.Secret{
@@ -559,7 +559,7 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 		must(t, err)
 		standIn = &standInCluster{adminConf: newClusterRaw, apiPort: apiURL.Port(), apiRelay: relay(t, site, apiURL.Host)}
 	}
-	s.hosts = prepareHosts(t, site, signer, repo, s.node.IP, standIn)
+	s.hosts = prepareHosts(t, site, signer, repo, standIn)
 	var answered []string
 	for _, h := range s.hosts {
 		answered = append(answered, fmt.Sprintf("%s %.0f s", h.Name, h.Answered.Sub(h.Booted).Seconds()))
@@ -567,7 +567,7 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 	leaseText, _ := os.ReadFile(site.LeaseFile)
 	say(t, "the servers answer SSH with their own host keys (after boot: %s); dnsmasq leased: %s", strings.Join(answered, ", "),
 		strings.Join(strings.Split(strings.TrimSpace(string(leaseText)), "\n"), "; "))
-	say(t, "each server: apt from the site's repository (%s), jq 1.5 installed, the pods routed through the node", repo)
+	say(t, "each server: apt from the site's repository (%s), jq 1.5 installed, the pods routed through the node by the site's DHCP server", repo)
 
 	templates, err := workflows.PluginTemplates()
 	must(t, err)

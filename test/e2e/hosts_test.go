@@ -59,11 +59,11 @@ type standInCluster struct {
 }
 
 // prepareHosts logs in to each host once it has booted and makes it a host of this site, as
-// the site's user data and network would: its apt sources are the site's repository (Debian's
-// are out of reach), jq 1.5 is installed, its route to the pod network goes through the node,
-// and apt's hooks can be made to fail (failOnce). With standIn, each host also stands in for a
+// the site's user data would: its apt sources are the site's repository (Debian's are out of
+// reach), jq 1.5 is installed, and apt's hooks can be made to fail (failOnce). (Its route to
+// the pods comes from the site's DHCP server.) With standIn, each host also stands in for a
 // cluster's node for kubespray's stand-in.
-func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo, nodeIP string, standIn *standInCluster) []*testHost {
+func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo string, standIn *standInCluster) []*testHost {
 	t.Helper()
 	machines := site.Machines()
 	hosts := make([]*testHost, len(machines))
@@ -82,7 +82,7 @@ func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo, node
 			}
 			h := &testHost{Machine: m, ssh: c, Answered: time.Now(), HostKey: key}
 			hosts[i] = h
-			errs[i] = h.prepare(repo, nodeIP, standIn)
+			errs[i] = h.prepare(repo, standIn)
 		}()
 	}
 	wg.Wait()
@@ -95,7 +95,7 @@ func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo, node
 	return hosts
 }
 
-func (h *testHost) prepare(repo, nodeIP string, standIn *standInCluster) error {
+func (h *testHost) prepare(repo string, standIn *standInCluster) error {
 	type step struct {
 		what, command string
 		stdin         []byte
@@ -105,7 +105,6 @@ func (h *testHost) prepare(repo, nodeIP string, standIn *standInCluster) error {
 			"sudo -n install -m 0644 /dev/stdin /etc/apt/sources.list.d/site.list", []byte("deb [trusted=yes] " + repo + " ./\n")},
 		{"apt's failure hooks", "sudo -n install -d " + failureDir + " && sudo -n install -m 0644 /dev/stdin /etc/apt/apt.conf.d/99bpa-e2e-failures", []byte(aptFailureHooks())},
 		{"jq 1.5", "sudo -n apt-get update -qq && sudo -n DEBIAN_FRONTEND=noninteractive apt-get install -qq -y jq=1.5-1 >/dev/null", nil},
-		{"the route to the pods", "sudo -n ip route replace " + podSubnet + " via " + nodeIP, nil},
 	}
 	if standIn != nil {
 		steps = append(steps,

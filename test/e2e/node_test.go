@@ -47,8 +47,10 @@ type testNode struct {
 
 const (
 	nodeName = "e2e-node"
-	// podSubnet is the node's CNI bridge range; the hosts route it through the node.
-	podSubnet = "10.251.0.0/24"
+	// podSubnet is the node's CNI bridge range; the site's DHCP server routes it through the
+	// node (nodeAddress), so the hosts' route to the pods is their network's.
+	podSubnet   = "10.251.0.0/24"
+	nodeAddress = siteSubnet + ".3"
 	// Kubernetes' pause, as hack/node-images.sh names it: containerd's sandbox image.
 	pauseImage = "docker.io/library/bpa-pause:3.10.1"
 )
@@ -102,7 +104,7 @@ func startNode(site *testvm.Site, t *testing.T, env *testenv.Env, certDir, dir s
 		t.Fatalf("the CNI bridge plugin is missing: run `make test-deps` (Debian containernetworking-plugins)")
 	}
 	ns := testvm.NewNetNS(t)
-	n := &testNode{Name: nodeName, NetNS: ns.Path, IP: site.Subnet + ".3", dir: dir}
+	n := &testNode{Name: nodeName, NetNS: ns.Path, IP: nodeAddress, dir: dir}
 	must(t, os.MkdirAll(dir, 0o755))
 	saveTunables(t)
 

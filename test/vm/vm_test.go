@@ -53,7 +53,10 @@ func TestSiteOfVirtualMachines(t *testing.T) {
 		{Name: "vm-2", CPUs: 1, MemoryMiB: 1024},
 		{Name: "vm-3", CPUs: 1, MemoryMiB: 1024},
 	}
-	site := testvm.NewSite(t, "10.251.0", specs)
+	// A route the site's DHCP server hands out, to nothing in particular: the machines keep it
+	// through a restart of their network, as kubespray's reset does one.
+	const routed, via = "10.253.0.0/24", "10.251.0.3"
+	site := testvm.NewSite(t, "10.251.0", specs, testvm.WithRoute(routed, via))
 	site.Boot(t, testvm.ImageIn(imageDir), signer.PublicKey())
 
 	ctx, cancel := context.WithTimeout(context.Background(), bootWait)
@@ -121,6 +124,17 @@ func TestSiteOfVirtualMachines(t *testing.T) {
 		if routes := testvm.Run(t, c, "ip route show default"); strings.TrimSpace(routes) != "" {
 			t.Errorf("%s has a default route: %s", m.Name, routes)
 		}
+		if route := testvm.Run(t, c, "ip route show "+routed); !strings.Contains(route, "via "+via+" ") {
+			t.Errorf("%s: no route to %s via %s from the site's DHCP server: %q", m.Name, routed, via, route)
+		}
+	}
+	// kubespray's reset restarts the node's network services (systemd-networkd here), which
+	// drops every route it did not configure; the DHCP server's comes back with the lease.
+	c := answers[0].client
+	testvm.Run(t, c, "sudo -n systemctl restart systemd-networkd")
+	route := testvm.Run(t, c, "for i in $(seq 60); do r=$(ip route show "+routed+"); [ -n \"$r\" ] && break; sleep 1; done; echo \"$r\"")
+	if !strings.Contains(route, "via "+via+" ") {
+		t.Errorf("%s after systemd-networkd restarted: no route to %s via %s: %q", site.Machines()[0].Name, routed, via, route)
 	}
 	if slices.Sort(hostKeys); len(slices.Compact(hostKeys)) != len(specs) {
 		t.Errorf("the machines share host keys: each must make its own on first boot")

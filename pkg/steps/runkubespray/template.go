@@ -229,7 +229,7 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 	c.Env = append(c.Env,
 		corev1.EnvVar{Name: "ANSIBLE_HOST_KEY_CHECKING", Value: "True"},
 		// Replaces the image's ansible.cfg ssh_args (kubespray's sets UserKnownHostsFile=/dev/null)
-		// and keeps its connection sharing and retries.
+		// and keeps its connection sharing and retries, adding keepalives.
 		corev1.EnvVar{Name: "ANSIBLE_SSH_ARGS", Value: SSHArgs(steps.KnownHostsPath)},
 	)
 	inputs := wfv1.Inputs{
@@ -275,11 +275,19 @@ func AnsibleEnv() []corev1.EnvVar {
 }
 
 // SSHArgs are the ssh options Ansible runs kubespray with: host keys only from knownHosts,
-// strictly.
+// strictly, and SSHKeepAlive.
 func SSHArgs(knownHosts string) string {
 	return "-o UserKnownHostsFile=" + knownHosts + " -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes" +
-		" -o ControlMaster=auto -o ControlPersist=30m -o ConnectionAttempts=100"
+		" -o ControlMaster=auto -o ControlPersist=30m -o ConnectionAttempts=100" + SSHKeepAlive
 }
+
+// SSHKeepAlive has ssh ask each node every 30 s whether it is still there and give up after
+// 10 unanswered asks. A node that stops answering in the middle of a task (powered off, its
+// network restarted without the route back) then fails that task as UNREACHABLE after 5
+// minutes; without it, Ansible waits on the open connection for as long as TCP does, which is
+// for ever when nothing is in flight (a remove-node.yml on the test site waited 8 minutes for
+// a node whose route back was gone). 5 minutes leaves a slow node's sshd time to answer.
+const SSHKeepAlive = " -o ServerAliveInterval=30 -o ServerAliveCountMax=10"
 
 // String says what the plan runs, for events and descriptions: "cluster.yml",
 // "scale.yml for worker-3".
