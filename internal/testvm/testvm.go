@@ -260,23 +260,11 @@ func (s *Site) RestartDHCP() error {
 func (s *Site) startDHCP() error {
 	// --user=root --group=root: dnsmasq would otherwise switch to its own user and group, and a
 	// process whose user or group changes loses the signal that kills it with the test.
-	router := "--dhcp-option=option:router"
-	routes := s.routes
-	if s.gateway {
-		router += "," + s.Subnet + ".2"
-		// A client given classless static routes ignores the router option (RFC 3442): the
-		// default route goes in the list too.
-		if len(routes) > 0 {
-			routes = append(slices.Clone(routes), "0.0.0.0/0,"+s.Subnet+".2")
-		}
-	}
 	args := []string{"--keep-in-foreground", "--user=root", "--group=root", "--no-resolv", "--no-hosts", "--port=0",
 		"--interface=br0", "--bind-interfaces", "--dhcp-range=" + s.Subnet + ".100," + s.Subnet + ".200,255.255.255.0,1h",
-		router, "--dhcp-option=option:dns-server",
+		"--dhcp-option=option:dns-server",
 		"--dhcp-leasefile=" + s.LeaseFile, "--log-facility=" + filepath.Join(s.dir, "dnsmasq.log")}
-	if len(routes) > 0 {
-		args = append(args, "--dhcp-option=option:classless-static-route,"+strings.Join(routes, ","))
-	}
+	args = append(args, routeOptions(s.Subnet, s.gateway, s.routes)...)
 	for _, m := range s.machines {
 		args = append(args, "--dhcp-host="+m.MAC+","+m.IP+","+m.Name)
 	}
@@ -289,6 +277,26 @@ func (s *Site) startDHCP() error {
 	s.dnsmasq = cmd
 	s.mu.Unlock()
 	return nil
+}
+
+// routeOptions are dnsmasq's options for the routes a site's machines get: a router (the
+// bridge's address when the site has a gateway, none otherwise) and routes' dst,via pairs as
+// classless static routes.
+func routeOptions(subnet string, gateway bool, routes []string) []string {
+	router := "--dhcp-option=option:router"
+	if gateway {
+		router += "," + subnet + ".2"
+		// A client given classless static routes ignores the router option (RFC 3442): the
+		// default route goes in the list too.
+		if len(routes) > 0 {
+			routes = append(slices.Clone(routes), "0.0.0.0/0,"+subnet+".2")
+		}
+	}
+	opts := []string{router}
+	if len(routes) > 0 {
+		opts = append(opts, "--dhcp-option=option:classless-static-route,"+strings.Join(routes, ","))
+	}
+	return opts
 }
 
 // StopDHCP stops dnsmasq, by its PID.
