@@ -84,6 +84,9 @@ func summaryOf(phase bpav1.WorkflowPhase, workflow, message string) summary {
 		return summary{stalled, bpav1.ReasonWorkflowFailed, "Workflow " + workflow + " " + strings.ToLower(string(phase)) + ": " + message +
 			" (argo retry or argo resubmit it, or change the spec)"}
 	case bpav1.PhaseRunning:
+		if message != "" {
+			return summary{reconciling, bpav1.ReasonWorkflowRunning, "Workflow " + workflow + " is running: " + message}
+		}
 		return summary{reconciling, bpav1.ReasonWorkflowRunning, "Workflow " + workflow + " is running"}
 	}
 	return summary{reconciling, bpav1.ReasonWorkflowPending, "Workflow " + workflow + " is pending"}

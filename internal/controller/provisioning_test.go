@@ -123,6 +123,26 @@ func TestProvisioningFollowsItsWorkflow(t *testing.T) {
 		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowRunning", "True/WorkflowRunning", "absent")
 	})
 
+	// A failed attempt Argo retries shows while the Workflow still runs, with its reason.
+	firstTry := node(wf.Name, "resolve-leases", wfv1.NodeFailed, start.Add(2*time.Second), nil)
+	firstTry.Message = "no lease yet"
+	retry := wfv1.NodeStatus{ID: wf.Name + "-resolve-leases", Name: wf.Name + ".resolve-leases", DisplayName: "resolve-leases",
+		Type: wfv1.NodeTypeRetry, TemplateName: "resolve-leases", Phase: wfv1.NodeRunning, Children: []string{firstTry.ID}}
+	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
+		st.Nodes[firstTry.ID], st.Nodes[retry.ID] = firstTry, retry
+	})
+	eventually(t, "status Running naming the step being retried", func() error {
+		cur := getProvisioning(t, p)
+		want := "step resolve-leases failed and is being retried: no lease yet"
+		if cur.Status.Phase != bpav1.PhaseRunning || cur.Status.Message != want {
+			return fmt.Errorf("status %+v, want Running with message %q", cur.Status.WorkflowStatus, want)
+		}
+		if c := meta.FindStatusCondition(cur.Status.Conditions, bpav1.ConditionReconciling); c == nil || !strings.Contains(c.Message, want) {
+			return fmt.Errorf("Reconciling condition %+v does not say %q", c, want)
+		}
+		return expectConditions(cur.Status.Conditions, 1, "False/WorkflowRunning", "True/WorkflowRunning", "absent")
+	})
+
 	failedAt := start.Add(3 * time.Second)
 	setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
 		st.Phase = wfv1.WorkflowFailed

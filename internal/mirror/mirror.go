@@ -83,9 +83,16 @@ func Observe(in *wfv1.Workflow) Observation {
 	nodes, why := nodesOf(in)
 	o.NodesUnavailable = why
 	pods := podNodes(nodes)
-	if o.Phase == bpav1.PhaseFailed || o.Phase == bpav1.PhaseError {
+	switch o.Phase {
+	case bpav1.PhaseFailed, bpav1.PhaseError:
 		if failed := newestFailed(pods); failed != nil {
 			o.Message = fmt.Sprintf("step %s failed: %s", stepOf(failed), failed.Message)
+		}
+	case bpav1.PhaseRunning:
+		// A long step's failed attempt is otherwise invisible until its retry ends, an hour
+		// later for run-kubespray: the operator sees it is being run a second time, and why.
+		if failed := newestFailed(retrying(nodes, pods)); failed != nil && o.Message == "" {
+			o.Message = fmt.Sprintf("step %s failed and is being retried: %s", stepOf(failed), failed.Message)
 		}
 	}
 	o.Message = truncate(o.Message)
@@ -251,6 +258,26 @@ func newer(a, b *wfv1.NodeStatus) bool {
 		return tb.Before(&ta)
 	}
 	return a.ID > b.ID
+}
+
+// retrying are the attempts of steps Argo is still retrying: the pods under a retry node that
+// has not finished.
+func retrying(nodes wfv1.Nodes, pods []wfv1.NodeStatus) []wfv1.NodeStatus {
+	open := map[string]bool{}
+	for _, n := range nodes {
+		if n.Type == wfv1.NodeTypeRetry && !n.Fulfilled() {
+			for _, child := range n.Children {
+				open[child] = true
+			}
+		}
+	}
+	var attempts []wfv1.NodeStatus
+	for _, p := range pods {
+		if open[p.ID] {
+			attempts = append(attempts, p)
+		}
+	}
+	return attempts
 }
 
 func newestFailed(pods []wfv1.NodeStatus) *wfv1.NodeStatus {

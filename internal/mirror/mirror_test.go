@@ -35,6 +35,11 @@ func pod(id, template string, phase wfv1.NodePhase, at int, outputs map[string]s
 	return n
 }
 
+// retryNode is the node Argo puts over a retried step's attempts.
+func retryNode(id string, phase wfv1.NodePhase, attempts ...string) wfv1.NodeStatus {
+	return wfv1.NodeStatus{ID: id, Type: wfv1.NodeTypeRetry, DisplayName: "run-kubespray", Phase: phase, Children: attempts}
+}
+
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	raw, err := json.Marshal(v)
@@ -69,6 +74,9 @@ func TestObserve(t *testing.T) {
 	plugin := pod("p", "", wfv1.NodeError, 3, nil)
 	plugin.TemplateRef = &wfv1.TemplateRef{Name: "bpa-plugin-multus", Template: "install"}
 	plugin.Message = "kubectl apply: connection refused"
+
+	failedKubespray := pod("k1", "run-kubespray", wfv1.NodeFailed, 4, nil)
+	failedKubespray.Message = "exit status 2"
 
 	cases := []struct {
 		name, reason string
@@ -106,6 +114,17 @@ func TestObserve(t *testing.T) {
 		reason: "a templateRef step is named by its WorkflowTemplate",
 		wf:     workflow(wfv1.WorkflowError, plugin),
 		want:   mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseError, Progress: "2/6", Message: "step bpa-plugin-multus failed: kubectl apply: connection refused"},
+	}, {
+		name:   "running: a failed attempt being retried",
+		reason: "the newest failed attempt under a retry node that has not finished is said while the Workflow runs",
+		wf:     workflow(wfv1.WorkflowRunning, retryNode("r", wfv1.NodeRunning, "k1", "k2"), failedKubespray, pod("k2", "run-kubespray", wfv1.NodeRunning, 5, nil)),
+		want: mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseRunning, Progress: "2/6",
+			Message: "step run-kubespray failed and is being retried: exit status 2"},
+	}, {
+		name:   "running: the retry succeeded",
+		reason: "a failed attempt whose retry succeeded is history, not news",
+		wf:     workflow(wfv1.WorkflowRunning, retryNode("r", wfv1.NodeSucceeded, "k1", "k2"), failedKubespray, pod("k2", "run-kubespray", wfv1.NodeSucceeded, 5, nil)),
+		want:   mirror.Observation{Name: "prov-x-1", Phase: bpav1.PhaseRunning, Progress: "2/6"},
 	}, {
 		name:   "offloaded",
 		reason: "phase and progress are still mirrored when the nodes are in Argo's database",

@@ -728,7 +728,7 @@ func (s *suite) waitProvisioningReady(p *bpav1.Provisioning, generation int64) {
 		if err := s.c.Get(ctx(), client.ObjectKeyFromObject(p), cur); err != nil {
 			return err
 		}
-		line := fmt.Sprintf("provisioning/%s %s %s %s", cur.Name, cur.Status.Phase, cur.Status.Progress, cur.Status.WorkflowName)
+		line := strings.TrimSpace(fmt.Sprintf("provisioning/%s %s %s %s %s", cur.Name, cur.Status.Phase, cur.Status.Progress, cur.Status.WorkflowName, cur.Status.Message))
 		if line != last {
 			say(s.t, "%s", line)
 			last = line
@@ -751,7 +751,7 @@ func (s *suite) waitSoftwareReady(sw *bpav1.Software, generation int64, nodes in
 		if err := s.c.Get(ctx(), client.ObjectKeyFromObject(sw), cur); err != nil {
 			return err
 		}
-		line := fmt.Sprintf("software/%s %s %s %s", cur.Name, cur.Status.Phase, cur.Status.Progress, cur.Status.WorkflowName)
+		line := strings.TrimSpace(fmt.Sprintf("software/%s %s %s %s %s", cur.Name, cur.Status.Phase, cur.Status.Progress, cur.Status.WorkflowName, cur.Status.Message))
 		if line != last {
 			say(s.t, "%s", line)
 			last = line
