@@ -91,7 +91,11 @@ func Observe(in *wfv1.Workflow) Observation {
 	case bpav1.PhaseRunning:
 		// A long step's failed attempt is otherwise invisible until its retry ends, an hour
 		// later for run-kubespray: the operator sees it is being run a second time, and why.
-		if failed := newestFailed(retrying(nodes, pods)); failed != nil && o.Message == "" {
+		// Argo's own message, when it has one, is kept.
+		if o.Message != "" {
+			break
+		}
+		if failed := newestFailed(retrying(nodes, pods)); failed != nil {
 			o.Message = fmt.Sprintf("step %s failed and is being retried: %s", stepOf(failed), failed.Message)
 		}
 	}
