@@ -24,6 +24,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
@@ -159,7 +160,7 @@ func (e *Env) StepIdentity(t *testing.T, p *bpav1.Provisioning) (kubeconfig stri
 	}
 	kc.Contexts["step"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "step"}
 	kc.CurrentContext = "step"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
+	path := filepath.Join(testinterrupt.TempDir(t), "kubeconfig")
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		t.Fatal(err)
 	}

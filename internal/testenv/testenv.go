@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/scheme"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 )
 
 // Env is a running control plane.
@@ -230,7 +231,7 @@ func (e *Env) AdminKubeconfig(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "admin.kubeconfig")
+	path := filepath.Join(testinterrupt.TempDir(t), "admin.kubeconfig")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}

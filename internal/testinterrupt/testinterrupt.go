@@ -10,8 +10,10 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -21,6 +23,9 @@ var (
 	pending  = map[int]*cleanup{}
 	nextID   int
 	signaled = make(chan os.Signal, 1)
+	// interrupted is set once a signal has come: the test's folder of temporary directories
+	// is then left to TempDir's cleanups, since go test removes it only when the test ends.
+	interrupted atomic.Bool
 )
 
 type cleanup struct {
@@ -46,11 +51,28 @@ func Cleanup(t testing.TB, f func()) {
 	})
 }
 
+// TempDir returns t.TempDir(), removed if the process is interrupted too, with the test's
+// folder of temporary directories once it is empty: go test removes them only when the test
+// ends, and an interrupted run of the machine suites would leave the machines' disks behind,
+// gigabytes each time.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	Cleanup(t, func() {
+		_ = os.RemoveAll(dir)
+		if interrupted.Load() {
+			_ = os.Remove(filepath.Dir(dir)) // only if empty: other TempDirs' cleanups may follow
+		}
+	})
+	return dir
+}
+
 // Main runs the suite's tests; on SIGINT or SIGTERM it runs the pending cleanups and exits 1.
 func Main(m *testing.M) {
 	signal.Notify(signaled, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		sig := <-signaled
+		interrupted.Store(true)
 		fmt.Fprintf(os.Stderr, "testinterrupt: %s: running %d cleanups before exiting\n", sig, RunPending())
 		os.Exit(1)
 	}()

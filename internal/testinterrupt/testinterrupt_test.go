@@ -36,10 +36,16 @@ func TestRunPendingLastFirstOnce(t *testing.T) {
 }
 
 // TestSignalRunsTheCleanups: a test process that gets SIGTERM runs its pending cleanups
-// before it exits (this test binary, run again as the interrupted suite).
+// before it exits, and removes its TempDirs with the test's folder of them (this test binary,
+// run again as the interrupted suite, with its own TMPDIR).
 func TestSignalRunsTheCleanups(t *testing.T) {
 	if out := os.Getenv("TESTINTERRUPT_OUT"); out != "" {
 		Cleanup(t, func() { _ = os.WriteFile(out, []byte("cleaned up"), 0o644) })
+		for range 2 {
+			if err := os.WriteFile(filepath.Join(TempDir(t), "disk"), []byte("gigabytes"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := os.WriteFile(out+".ready", nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -47,8 +53,9 @@ func TestSignalRunsTheCleanups(t *testing.T) {
 		t.Fatal("not interrupted")
 	}
 	out := filepath.Join(t.TempDir(), "out")
+	tmp := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSignalRunsTheCleanups$")
-	cmd.Env = append(os.Environ(), "TESTINTERRUPT_OUT="+out)
+	cmd.Env = append(os.Environ(), "TESTINTERRUPT_OUT="+out, "TMPDIR="+tmp)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -70,7 +77,10 @@ func TestSignalRunsTheCleanups(t *testing.T) {
 	if got, _ := os.ReadFile(out); string(got) != "cleaned up" {
 		t.Errorf("after SIGTERM (%v), the cleanup did not run: %q\n%s", err, got, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "testinterrupt: terminated: running 1 cleanups") {
+	if !strings.Contains(stderr.String(), "testinterrupt: terminated: running 3 cleanups") {
 		t.Errorf("stderr: %s", stderr.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("after SIGTERM, the suite's temporary directories are left in %s: %v", tmp, left)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 )
 
 // Registry is a site registry as the product's upload commands reach it.
@@ -55,7 +56,7 @@ func UploadDownloads(t *testing.T, reg Registry, stateDir string, builds ...stri
 // must be the same bytes: one release, one file).
 func mergeFiles(t *testing.T, builds []string) string {
 	t.Helper()
-	merged := t.TempDir()
+	merged := testinterrupt.TempDir(t)
 	for _, built := range builds {
 		root := filepath.Join(built, "files")
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 )
 
 // systemPackagesQuery asks kubespray's own system_packages role, on each node, which packages
@@ -83,7 +84,7 @@ var errNoAnswer = errors.New("no node answered")
 // returns the repository's folder, for "deb [trusted=yes] URL ./".
 func PackageMirror(t *testing.T, names []string, status []byte) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testinterrupt.TempDir(t)
 	archives := filepath.Join(dir, "repo")
 	for _, d := range []string{filepath.Join(archives, "partial"), filepath.Join(dir, "lists", "partial")} {
 		must(t, os.MkdirAll(d, 0o755))

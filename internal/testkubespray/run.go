@@ -13,6 +13,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
@@ -83,7 +84,7 @@ func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
 	mounts := map[string][]byte{ // where the pod has it → the content
 		filepath.Join(steps.InputsDir, "hosts.ini"):       in.Inventory,
 		filepath.Join(steps.InputsDir, "extra-vars.json"): in.ExtraVars,

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/registrygate"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 )
 
 // Secure is a registry as a site runs it: TLS with its own CA, and every request
@@ -93,7 +94,7 @@ func StartBounded(t testing.TB, maxUpload int64) *Secure {
 // directory.
 func newSecure(t testing.TB, ips []string) (*Secure, string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testinterrupt.TempDir(t)
 	caPEM, certPEM, keyPEM, err := selfSignedChain(ips)
 	if err != nil {
 		t.Fatal(err)

@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
 // Start runs the registry until the test ends and returns its host:port.
 func Start(t testing.TB) string {
 	t.Helper()
-	return start(t, t.TempDir(), "", "http")
+	return start(t, testinterrupt.TempDir(t), "", "http")
 }
 
 // start runs the registry with extra configuration (YAML under the top level) and waits for

@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
@@ -89,7 +90,7 @@ func StartWithEnv(t *testing.T, env map[string]string) *Server {
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 		t.Fatalf("creating /run/sshd: %v", err)
 	}
-	s := &Server{Dir: t.TempDir(), env: env}
+	s := &Server{Dir: testinterrupt.TempDir(t), env: env}
 	pemBytes, signer := newKey(t)
 	s.ClientKeyPEM = pemBytes
 	s.ClientKeyFile = filepath.Join(s.Dir, "id_ed25519")

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 )
 
 // DebPackage is a package the test repository carries.
@@ -32,7 +34,7 @@ func NewAptNode(t *testing.T, status string, pkgs ...DebPackage) *AptNode {
 			t.Fatalf("%s is missing: run `make test-deps` (Debian dpkg, apt-utils)", tool)
 		}
 	}
-	dir := t.TempDir()
+	dir := testinterrupt.TempDir(t)
 	n := &AptNode{Dir: dir, AdminDir: filepath.Join(dir, "dpkg"), Root: filepath.Join(dir, "root")}
 	for _, d := range []string{"repo", "root", "dpkg/info", "dpkg/updates", "dpkg/triggers", "lists/partial",
 		"cache/archives/partial", "etc/sources.list.d", "etc/preferences.d", "log", "build"} {

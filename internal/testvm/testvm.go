@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
@@ -214,7 +215,7 @@ func NewSite(t testing.TB, subnet string, specs []Spec, opts ...SiteOption) *Sit
 	t.Helper()
 	suffix := make([]byte, 2)
 	_, _ = rand.Read(suffix)
-	s := &Site{Subnet: subnet, dir: t.TempDir(), prefix: "bpavm" + hex.EncodeToString(suffix)}
+	s := &Site{Subnet: subnet, dir: testinterrupt.TempDir(t), prefix: "bpavm" + hex.EncodeToString(suffix)}
 	for _, o := range opts {
 		o(s)
 	}

@@ -476,14 +476,16 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 	scratch, err := os.MkdirTemp("/var/tmp", "bpa-e2e-")
 	must(t, err)
 	testinterrupt.Cleanup(t, func() {
-		if !t.Failed() {
-			_ = os.RemoveAll(scratch)
+		if t.Failed() {
+			t.Logf("the scratch folder is kept, to be read: %s", scratch)
+			return
 		}
+		_ = os.RemoveAll(scratch)
 	})
 	s := &suite{t: t, scratch: scratch, argoCLI: argoCLI, wait: stageWait}
 
 	say(t, "starting kube-apiserver and etcd")
-	certDir := t.TempDir()
+	certDir := testinterrupt.TempDir(t)
 	env, err := testenv.StartForPods(certDir)
 	must(t, err)
 	testinterrupt.Cleanup(t, func() { _ = env.Stop() })

@@ -19,6 +19,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
@@ -41,7 +42,7 @@ func TestKubesprayDownloadsFromTheSiteMirror(t *testing.T) {
 	}
 	dir, err := os.MkdirTemp("/var/tmp", "bpa-downloads-")
 	must(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
 	report, err := os.ReadFile(filepath.Join(built, "built.txt"))
 	must(t, err)
 	say(t, "downloads: %s", strings.TrimSpace(string(report)))

@@ -15,6 +15,7 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubespraydownloads"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
@@ -46,7 +47,7 @@ func TestKubesprayImage(t *testing.T) {
 func checkKubesprayImage(t *testing.T, archive string) {
 	dir, err := os.MkdirTemp("/var/tmp", "bpa-kubespray-")
 	must(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
 	ctrd := testctr.Start(t, dir)
 	ref := ctrd.Import(t, archive, "/kubespray:")
 	scratch := filepath.Join(dir, "tmp")
@@ -204,7 +205,7 @@ func TestStandInListsItsDownloads(t *testing.T) {
 	}
 	dir, err := os.MkdirTemp("/var/tmp", "bpa-standin-")
 	must(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
 	ctrd := testctr.Start(t, dir)
 	all, vars := listDownloads(t, ctrd, ctrd.Import(t, images, "/"+kubesprayImage), dir)
 	if len(all) != 1 || all[0].Name != "kubeadm" || !strings.HasPrefix(all[0].URL, vars["files_repo"].(string)+"/dl.k8s.io/") {

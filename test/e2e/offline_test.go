@@ -27,6 +27,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
@@ -44,10 +45,12 @@ func TestOfflineSite(t *testing.T) {
 	}
 	scratch, err := os.MkdirTemp("/var/tmp", "bpa-offline-")
 	must(t, err)
-	t.Cleanup(func() {
-		if !t.Failed() {
-			_ = os.RemoveAll(scratch)
+	testinterrupt.Cleanup(t, func() {
+		if t.Failed() {
+			t.Logf("the scratch folder is kept, to be read: %s", scratch)
+			return
 		}
+		_ = os.RemoveAll(scratch)
 	})
 
 	say(t, "offline: the site registry (TLS, authentication) and its mirror (serve-files' handler) on 127.0.0.1")

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 )
 
@@ -42,7 +43,7 @@ func TestSlowNodesWidenTheAPIServersProbes(t *testing.T) {
 		Patch  json.RawMessage `json:"patch"`
 	}
 	must(t, json.Unmarshal(testkubespray.SlowNodes()["kubeadm_patches"].Raw, &patches))
-	dir := t.TempDir()
+	dir := testinterrupt.TempDir(t)
 	patchDir := filepath.Join(dir, "patches")
 	must(t, os.Mkdir(patchDir, 0o755))
 	for i, p := range patches {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 )
 
 // TestContainersDieWithAKilledTest runs a container with testctr in a child test process, kills
@@ -44,7 +45,7 @@ func TestContainersDieWithAKilledTest(t *testing.T) {
 	}
 	dir, err := os.MkdirTemp("/var/tmp", "bpa-ctr-")
 	must(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
 	child := exec.Command(os.Args[0], "-test.run=^TestContainersDieWithAKilledTest$", "-test.v")
 	child.Env = append(os.Environ(), "BPA_CTR_CHILD="+dir)
 	child.SysProcAttr = dieWithTest()

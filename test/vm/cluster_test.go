@@ -21,6 +21,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
@@ -191,7 +192,7 @@ func (s *vmSite) removeWorker(t *testing.T, label string, mirror *offline.Mirror
 	t.Helper()
 	s.p.Spec.Workers = slices.DeleteFunc(s.p.Spec.Workers, func(e bpav1.HostEntry) bool { _, ok := e[label]; return ok })
 	s.nextGeneration(t, []string{label})
-	removalVars := filepath.Join(t.TempDir(), runkubespray.RemovalVarsFile)
+	removalVars := filepath.Join(testinterrupt.TempDir(t), runkubespray.RemovalVarsFile)
 	if err := checkleavingnodes.Run(context.Background(), s.env.Client, s.ref, s.addressed, []string{label}, 22, 10*time.Second, removalVars, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -233,12 +234,12 @@ func kudPluginIntoTheCluster(t *testing.T, s *vmSite, kubeconfig []byte, cluster
 	if container == nil {
 		t.Fatal("no shipped WorkflowTemplate for the KUD plugin multus")
 	}
-	dir := t.TempDir()
+	dir := testinterrupt.TempDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "plugin.yaml"), []byte(realPluginManifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	manifest := s.site.Serve(t, dir) + "plugin.yaml"
-	kubeconfigFile := filepath.Join(t.TempDir(), "kubeconfig")
+	kubeconfigFile := filepath.Join(testinterrupt.TempDir(t), "kubeconfig")
 	if err := os.WriteFile(kubeconfigFile, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func kudPluginIntoTheCluster(t *testing.T, s *vmSite, kubeconfig []byte, cluster
 		args = append(args, a)
 	}
 	kubectl := exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), container.Command[0]), args...)
-	kubectl.Env = []string{"HOME=" + t.TempDir()}
+	kubectl.Env = []string{"HOME=" + testinterrupt.TempDir(t)}
 	out, err := kubectl.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the KUD plugin's kubectl %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -16,6 +16,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
@@ -103,7 +104,7 @@ func serveKubesprayDownloads(t *testing.T, site *testvm.Site, built string) *off
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile}, t.TempDir(), built)
+	testkubespray.UploadDownloads(t, testkubespray.Registry{Addr: reg.Addr + "/site", Username: reg.Username, Password: reg.Password, CAFile: reg.CAFile}, testinterrupt.TempDir(t), built)
 	l, err := net.Listen("tcp", net.JoinHostPort(site.TestSide(), "0"))
 	if err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func startVMSite(t *testing.T, subnet string, specs []testvm.Spec, vars map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.keyFile = filepath.Join(t.TempDir(), "ssh-privatekey")
+	s.keyFile = filepath.Join(testinterrupt.TempDir(t), "ssh-privatekey")
 	if err := os.WriteFile(s.keyFile, pem.EncodeToMemory(block), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
@@ -257,7 +258,7 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	// (the drain and the deletion, through the first master's kubectl) are skipped: there is no
 	// Kubernetes on these machines.
 	if len(strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES"))) > 0 {
-		removalVars := filepath.Join(t.TempDir(), runkubespray.RemovalVarsFile)
+		removalVars := filepath.Join(testinterrupt.TempDir(t), runkubespray.RemovalVarsFile)
 		if err := checkleavingnodes.Run(ctx, env.Client, ref, addressed, []string{"worker"}, 22, 5*time.Second, removalVars, io.Discard); err != nil {
 			t.Fatal(err)
 		}
@@ -343,7 +344,7 @@ func runKubespray(t *testing.T, env *testenv.Env, ns string, p *bpav1.Provisioni
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cluster-abc-known-hosts"}, sec); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := testinterrupt.TempDir(t)
 	files := map[string][]byte{"known_hosts": sec.Data[steps.KnownHostsKey], "hosts.ini": inventory, "extra-vars.json": extraVars}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {

@@ -28,6 +28,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
@@ -159,7 +160,7 @@ func TestSiteOfVirtualMachines(t *testing.T) {
 	for _, m := range site.Machines() {
 		hosts = append(hosts, m.BareMetalHost("metal3"))
 	}
-	crFile := filepath.Join(t.TempDir(), "provisioning.yaml")
+	crFile := filepath.Join(testinterrupt.TempDir(t), "provisioning.yaml")
 	cr := `apiVersion: bpa.akraino.org/v1alpha1
 kind: Provisioning
 metadata:
@@ -220,7 +221,7 @@ func TestNothingOutlivesAKilledTest(t *testing.T) {
 	child := exec.Command(os.Args[0], "-test.run=^TestNothingOutlivesAKilledTest$", "-test.v")
 	// The child's temporary folders (its machines' disks, dnsmasq's files) are under this
 	// test's own, which this test removes: the killed child removes nothing.
-	child.Env = append(os.Environ(), "BPA_VM_CHILD=1", "TMPDIR="+t.TempDir())
+	child.Env = append(os.Environ(), "BPA_VM_CHILD=1", "TMPDIR="+testinterrupt.TempDir(t))
 	out, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
