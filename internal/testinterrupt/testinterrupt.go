@@ -67,6 +67,36 @@ func TempDir(t testing.TB) string {
 	return dir
 }
 
+// ScratchDir is a folder under /var/tmp, whose paths are short enough for the sockets
+// containerd puts in it (/tmp's test folders are not), removed when t ends or the process is
+// interrupted.
+func ScratchDir(t testing.TB, prefix string) string {
+	t.Helper()
+	return scratchDir(t, prefix, false)
+}
+
+// ScratchDirKeptOnFailure is ScratchDir kept when t has failed, to be read; it says where.
+func ScratchDirKeptOnFailure(t testing.TB, prefix string) string {
+	t.Helper()
+	return scratchDir(t, prefix, true)
+}
+
+func scratchDir(t testing.TB, prefix string, keepOnFailure bool) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Cleanup(t, func() {
+		if keepOnFailure && t.Failed() {
+			t.Logf("the scratch folder is kept, to be read: %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
+}
+
 // Main runs the suite's tests; on SIGINT or SIGTERM it runs the pending cleanups and exits 1.
 func Main(m *testing.M) {
 	signal.Notify(signaled, syscall.SIGINT, syscall.SIGTERM)

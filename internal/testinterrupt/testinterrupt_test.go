@@ -36,7 +36,7 @@ func TestRunPendingLastFirstOnce(t *testing.T) {
 }
 
 // TestSignalRunsTheCleanups: a test process that gets SIGTERM runs its pending cleanups
-// before it exits, and removes its TempDirs with the test's folder of them (this test binary,
+// before it exits, and removes its ScratchDir and its TempDirs with the test's folder of them (this test binary,
 // run again as the interrupted suite, with its own TMPDIR).
 func TestSignalRunsTheCleanups(t *testing.T) {
 	if out := os.Getenv("TESTINTERRUPT_OUT"); out != "" {
@@ -45,6 +45,9 @@ func TestSignalRunsTheCleanups(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(TempDir(t), "disk"), []byte("gigabytes"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if err := os.WriteFile(out+".scratch", []byte(ScratchDir(t, "bpa-testinterrupt-")), 0o644); err != nil {
+			t.Fatal(err)
 		}
 		if err := os.WriteFile(out+".ready", nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -77,8 +80,13 @@ func TestSignalRunsTheCleanups(t *testing.T) {
 	if got, _ := os.ReadFile(out); string(got) != "cleaned up" {
 		t.Errorf("after SIGTERM (%v), the cleanup did not run: %q\n%s", err, got, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "testinterrupt: terminated: running 3 cleanups") {
+	if !strings.Contains(stderr.String(), "testinterrupt: terminated: running 4 cleanups") {
 		t.Errorf("stderr: %s", stderr.String())
+	}
+	if scratch, _ := os.ReadFile(out + ".scratch"); len(scratch) == 0 {
+		t.Errorf("the suite did not say where its scratch folder is")
+	} else if _, err := os.Stat(string(scratch)); !os.IsNotExist(err) {
+		t.Errorf("after SIGTERM, the suite's scratch folder %s is left (%v)", scratch, err)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("after SIGTERM, the suite's temporary directories are left in %s: %v", tmp, left)

@@ -80,11 +80,7 @@ func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 	if len(archives) == 0 {
 		t.Fatal("kubespray's image is not built: ../shared/third_party is absent (hack/kubespray-image.sh builds it when it is there)")
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "bpa-kubespray-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
+	dir := testinterrupt.ScratchDir(t, "bpa-kubespray-")
 	mounts := map[string][]byte{ // where the pod has it → the content
 		filepath.Join(steps.InputsDir, "hosts.ini"):       in.Inventory,
 		filepath.Join(steps.InputsDir, "extra-vars.json"): in.ExtraVars,

@@ -473,15 +473,7 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 		t.Fatalf("the node's images are not built: run `make e2e` (hack/node-images.sh)")
 	}
 	// Scratch space outside /tmp, with short paths: containerd's sockets live in it.
-	scratch, err := os.MkdirTemp("/var/tmp", "bpa-e2e-")
-	must(t, err)
-	testinterrupt.Cleanup(t, func() {
-		if t.Failed() {
-			t.Logf("the scratch folder is kept, to be read: %s", scratch)
-			return
-		}
-		_ = os.RemoveAll(scratch)
-	})
+	scratch := testinterrupt.ScratchDirKeptOnFailure(t, "bpa-e2e-")
 	s := &suite{t: t, scratch: scratch, argoCLI: argoCLI, wait: stageWait}
 
 	say(t, "starting kube-apiserver and etcd")

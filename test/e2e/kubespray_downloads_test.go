@@ -40,9 +40,7 @@ func TestKubesprayDownloadsFromTheSiteMirror(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("containers need root")
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "bpa-downloads-")
-	must(t, err)
-	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
+	dir := testinterrupt.ScratchDir(t, "bpa-downloads-")
 	report, err := os.ReadFile(filepath.Join(built, "built.txt"))
 	must(t, err)
 	say(t, "downloads: %s", strings.TrimSpace(string(report)))

@@ -45,9 +45,7 @@ func TestKubesprayImage(t *testing.T) {
 }
 
 func checkKubesprayImage(t *testing.T, archive string) {
-	dir, err := os.MkdirTemp("/var/tmp", "bpa-kubespray-")
-	must(t, err)
-	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
+	dir := testinterrupt.ScratchDir(t, "bpa-kubespray-")
 	ctrd := testctr.Start(t, dir)
 	ref := ctrd.Import(t, archive, "/kubespray:")
 	scratch := filepath.Join(dir, "tmp")
@@ -203,9 +201,7 @@ func TestStandInListsItsDownloads(t *testing.T) {
 	if _, err := os.Stat(images); err != nil {
 		t.Fatalf("the node's images are not built (hack/node-images.sh; make e2e builds them): %v", err)
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "bpa-standin-")
-	must(t, err)
-	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
+	dir := testinterrupt.ScratchDir(t, "bpa-standin-")
 	ctrd := testctr.Start(t, dir)
 	all, vars := listDownloads(t, ctrd, ctrd.Import(t, images, "/"+kubesprayImage), dir)
 	if len(all) != 1 || all[0].Name != "kubeadm" || !strings.HasPrefix(all[0].URL, vars["files_repo"].(string)+"/dl.k8s.io/") {

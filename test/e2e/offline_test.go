@@ -43,15 +43,7 @@ func TestOfflineSite(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the offline site test needs root (containerd)")
 	}
-	scratch, err := os.MkdirTemp("/var/tmp", "bpa-offline-")
-	must(t, err)
-	testinterrupt.Cleanup(t, func() {
-		if t.Failed() {
-			t.Logf("the scratch folder is kept, to be read: %s", scratch)
-			return
-		}
-		_ = os.RemoveAll(scratch)
-	})
+	scratch := testinterrupt.ScratchDirKeptOnFailure(t, "bpa-offline-")
 
 	say(t, "offline: the site registry (TLS, authentication) and its mirror (serve-files' handler) on 127.0.0.1")
 	reg := testregistry.StartSecure(t)

@@ -43,9 +43,7 @@ func TestContainersDieWithAKilledTest(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(testenv.RepoRoot(), "bin", "node-images.tar")); err != nil {
 		t.Fatalf("the node's images are not built: run `make e2e` (hack/node-images.sh)")
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "bpa-ctr-")
-	must(t, err)
-	testinterrupt.Cleanup(t, func() { _ = os.RemoveAll(dir) })
+	dir := testinterrupt.ScratchDir(t, "bpa-ctr-")
 	child := exec.Command(os.Args[0], "-test.run=^TestContainersDieWithAKilledTest$", "-test.v")
 	child.Env = append(os.Environ(), "BPA_CTR_CHILD="+dir)
 	child.SysProcAttr = dieWithTest()
