@@ -64,11 +64,12 @@ fi
 pause="$(PAUSE_VERSION=$PAUSE_VERSION hack/pause.sh)"
 
 # The output's key is content only: the builder, the test cluster's options, the tools' pins,
-# the sources and the base (so every clone shares it).
+# the sources and the base, named by its own key (so every clone shares it, and a cache moved
+# elsewhere keeps it: the base's path is not part of it).
 key="$( (cat hack/kubespray-downloads/*.go internal/testcluster/*.go pkg/kubespraydownloads/*.go "$0"
   find hack/tools/kubespray-downloads -type f | sort | xargs cat
   for f in "$kubespray_src" "$third_party"/cri-tools-*.tar.gz "$third_party"/flannel-cni-plugin-*.tar.gz "$pause"; do sha256sum <"$f"; done
-  echo "$base $kube_version") | sha256sum | cut -c1-12)"
+  echo "$(basename "$base") $kube_version") | sha256sum | cut -c1-12)"
 name="kubespray-downloads-$version${kube_version:+-$kube_version}"
 out="$cache_base/$name-$key"
 if [ ! -f "$out/built.txt" ]; then

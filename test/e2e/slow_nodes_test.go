@@ -34,8 +34,7 @@ func TestSlowNodesWidenTheAPIServersProbes(t *testing.T) {
 	if len(kubeadms) != 1 {
 		t.Fatalf("the downloads build %s holds kubeadm %q, want one", built, kubeadms)
 	}
-	kubeadm := kubeadms[0]
-	version, _, _ := strings.Cut(strings.TrimPrefix(kubeadm, release+"/"), "/")
+	version, _, _ := strings.Cut(strings.TrimPrefix(kubeadms[0], release+"/"), "/")
 
 	var patches []struct {
 		Target string          `json:"target"`
@@ -44,6 +43,13 @@ func TestSlowNodesWidenTheAPIServersProbes(t *testing.T) {
 	}
 	must(t, json.Unmarshal(testkubespray.SlowNodes()["kubeadm_patches"].Raw, &patches))
 	dir := testinterrupt.TempDir(t)
+	// The build lays kubeadm out as the mirror serves it, a plain file (kubespray's download
+	// role makes its own copy executable): the test runs a copy of its own, and leaves the
+	// shared build as it is.
+	kubeadm := filepath.Join(dir, "kubeadm")
+	served, err := os.ReadFile(kubeadms[0])
+	must(t, err)
+	must(t, os.WriteFile(kubeadm, served, 0o755))
 	patchDir := filepath.Join(dir, "patches")
 	must(t, os.Mkdir(patchDir, 0o755))
 	for i, p := range patches {
