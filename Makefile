@@ -121,9 +121,9 @@ e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the v
 	@if [[ " $(E2E_CLUSTER) " == *" hand "* ]]; then set -x; $(VM_SUITE) -timeout 150m -run 'TestRealClusterOnVirtualMachines' ./test/vm/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" upgrade "* ]]; then set -x; from="$$(hack/kubespray-downloads.sh 1.33.4)" && \
-	  BPA_REAL_UPGRADE=1 BPA_KUBESPRAY_DOWNLOADS_FROM="$$from" $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUpgradeUnderArgo' ./test/e2e/; fi
-	@if [[ " $(E2E_CLUSTER) " == *" control-plane "* ]]; then set -x; BPA_REAL_CONTROL_PLANE=1 $(E2E_SUITE) -timeout 240m -run 'TestRealControlPlaneUnderArgo' ./test/e2e/; fi
-	@if [[ " $(E2E_CLUSTER) " == *" renewal "* ]]; then set -x; BPA_REAL_RENEWAL=1 $(E2E_SUITE) -timeout 240m -run 'TestRealCertificateRenewalUnderArgo' ./test/e2e/; fi
+	  export BPA_REAL_UPGRADE=1 BPA_KUBESPRAY_DOWNLOADS_FROM="$$from" && $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUpgradeUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" control-plane "* ]]; then set -x; export BPA_REAL_CONTROL_PLANE=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealControlPlaneUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" renewal "* ]]; then set -x; export BPA_REAL_RENEWAL=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealCertificateRenewalUnderArgo' ./test/e2e/; fi
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.

@@ -3,7 +3,9 @@
 package e2e_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -282,6 +284,9 @@ podLogsDir: %s
 		n.drain(t, env)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		waitOrKill(cmd, 10*time.Second)
+		if err := removeLinksInto(containerLogLinks, n.podLogs()); err != nil {
+			t.Logf("node: the kubelet's links to its pods' logs: %v", err)
+		}
 		if t.Failed() {
 			// Without the machine's block devices in its view, cAdvisor cannot size the disk:
 			// the eviction manager says so every 10 s. Those lines hide the useful ones.
@@ -292,6 +297,39 @@ podLogsDir: %s
 			t.Logf("kubelet log (last 30 lines, without the eviction manager's):\n%s", tail(strings.Join(lines, "\n"), 30))
 		}
 	})
+}
+
+// containerLogLinks is where every kubelet links its containers' logs, whatever its
+// podLogsDir: the kubelet's own constant, not a setting.
+const containerLogLinks = "/var/log/containers"
+
+// removeLinksInto removes the symbolic links in dir that point into target. The kubelet removes
+// a container's link when it collects the container; the suite stops it first, so the links
+// would outlive their targets, which go with the suite's scratch folder.
+func removeLinksInto(dir, target string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		link := filepath.Join(dir, e.Name())
+		to, err := os.Readlink(link)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if rel, err := filepath.Rel(target, to); err == nil && filepath.IsLocal(rel) {
+			errs = append(errs, os.Remove(link))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // drain deletes the pods left on the node and gives the kubelet time to stop their containers
