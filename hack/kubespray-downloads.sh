@@ -11,10 +11,13 @@
 #
 # The images' root filesystem is Debian bookworm's minbase with what the cluster's images run
 # besides their own binary: iptables, ipset, conntrack and kmod for kube-proxy and flannel, a
-# shell and cp for flannel's init containers. pause comes from hack/pause.sh. The binaries are
-# cached by tool and version; a cold build takes about 9 minutes on 2 cores (562 s measured from
-# an empty Go build cache, modules already downloaded; 644 s with the modules downloaded too), and gives the same bytes as a warm one. When the third-party sources are absent it says so and prints
-# nothing (the tests then skip, saying so).
+# shell and cp for flannel's init containers. pause comes from hack/pause.sh. Kubernetes'
+# binaries are built with the Go of the release's .go-version (GOTOOLCHAIN, fetched from the Go
+# module proxy once), the rest with this machine's (docs/development.md says why). The binaries
+# are cached by tool, version and build; a cold build takes about 9 minutes on 2 cores (562 s
+# measured from an empty Go build cache, modules already downloaded; 644 s with the modules
+# downloaded too), and gives the same bytes as a warm one. When the third-party sources are
+# absent it says so and prints nothing (the tests then skip, saying so).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

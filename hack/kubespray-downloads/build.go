@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -289,7 +291,11 @@ func buildBinary(ctx context.Context, o options, name string, from source, binar
 		return o.pause, nil
 	}
 	t, version := tools[name], from.Version
-	key, err := buildKey(o, t, from.Dir)
+	toolchain, err := toolchainOf(ctx, o, t, from.Dir)
+	if err != nil {
+		return "", err
+	}
+	key, err := buildKey(o, t, from.Dir, toolchain)
 	if err != nil {
 		return "", err
 	}
@@ -327,25 +333,101 @@ func buildBinary(ctx context.Context, o options, name string, from source, binar
 		args = append(args, "-tags="+strings.Join(append([]string{"netgo", "osusergo"}, t.Tags...), " "))
 		ldflags += ` -extldflags "-static"`
 	}
+	with := "this machine's Go"
+	if toolchain != "" {
+		// GOTOOLCHAIN names one exact Go: the go command fetches it from the module proxy
+		// once and refuses to build when the module's go line asks for more.
+		env = append(env, "GOTOOLCHAIN="+toolchain)
+		with = toolchain + " (upstream's, " + t.GoVersionFile + ")"
+	}
 	args = append(args, "-ldflags="+ldflags, "-o", out+".tmp", t.Binaries[binary])
-	say("building %s %s from %s", binary, version, describe(name, from))
+	say("building %s %s from %s with %s", binary, version, describe(name, from), with)
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = src, env
 	if output, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building %s %s: %w\n%s", binary, version, err, output)
 	}
+	if err := builtWith(out+".tmp", toolchain); err != nil {
+		return "", fmt.Errorf("building %s %s: %w", binary, version, err)
+	}
 	say("built %s %s in %s", binary, version, time.Since(start).Round(time.Second))
 	return out, os.Rename(out+".tmp", out)
 }
 
+// toolchainOf is the Go that builds tool t's binaries from its module folder dir: "" for the
+// machine's, or, when upstream names its own (GoVersionFile), that one ("go1.24.5").
+func toolchainOf(ctx context.Context, o options, t tool, dir string) (string, error) {
+	if t.GoVersionFile == "" {
+		return "", nil
+	}
+	// go mod download is the one go command that fetches a pinned module and says where it
+	// is; go list -m says where only when it is already in the module cache.
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", t.Module)
+	cmd.Dir = filepath.Join(o.tools, dir)
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("the source of %s in %s: %w", t.Module, cmd.Dir, err)
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Error != "" || m.Dir == "" {
+		return "", fmt.Errorf("the source of %s in %s: go mod download said %q", t.Module, cmd.Dir, strings.TrimSpace(string(out)))
+	}
+	file := filepath.Join(m.Dir, t.GoVersionFile)
+	content, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("the Go that builds %s: %w", t.Module, err)
+	}
+	toolchain, err := parseGoVersion(string(content))
+	if err != nil {
+		return "", fmt.Errorf("the Go that builds %s: %s: %w", t.Module, file, err)
+	}
+	return toolchain, nil
+}
+
+// goVersionPattern is a released Go, as a .go-version file names it: 1.24.5, or 1.25 for its
+// first release. Nothing else reaches GOTOOLCHAIN.
+var goVersionPattern = regexp.MustCompile(`^1\.[0-9]{1,3}(\.[0-9]{1,3})?$`)
+
+// parseGoVersion reads a .go-version file: one released Go version on its line; it gives the
+// toolchain's name ("go1.24.5").
+func parseGoVersion(content string) (string, error) {
+	v := strings.TrimSpace(content)
+	if !goVersionPattern.MatchString(v) {
+		return "", fmt.Errorf("want one released Go version such as 1.24.5, have %q", v)
+	}
+	return "go" + v, nil
+}
+
+// builtWith checks the Go that built binary: a build that ran with another Go than the one
+// asked for (a go command that ignored GOTOOLCHAIN) fails rather than ship.
+func builtWith(binary, toolchain string) error {
+	if toolchain == "" {
+		return nil
+	}
+	info, err := buildinfo.ReadFile(binary)
+	if err != nil {
+		return fmt.Errorf("the Go that built it: %w", err)
+	}
+	if info.GoVersion != toolchain {
+		return fmt.Errorf("built with %s, not %s", info.GoVersion, toolchain)
+	}
+	return nil
+}
+
 // buildKey tells builds of one tool at one version apart by what else makes the binary: its
 // pins (the go.mod and go.sum of the tool's module folder dir; a third-party archive is named
-// by its version already) and the build's settings. A binary cached by version alone outlived a
-// change of its build tags once (runc without seccomp).
-func buildKey(o options, t tool, dir string) (string, error) {
+// by its version already) and the build's settings, the Go that builds it among them ("" for
+// the machine's). A binary cached by version alone outlived a change of its build tags once
+// (runc without seccomp).
+func buildKey(o options, t tool, dir, toolchain string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "cgo=%v tags=%q ldflags=%q\n", t.CGO, t.Tags, t.LDFlags)
+	if toolchain != "" {
+		// Only then: the keys of the binaries the machine's Go builds stay what they were.
+		fmt.Fprintf(h, "toolchain=%s\n", toolchain)
+	}
 	var inputs []string
 	if t.Archive == "" {
 		inputs = []string{filepath.Join(o.tools, dir, "go.mod"), filepath.Join(o.tools, dir, "go.sum")}

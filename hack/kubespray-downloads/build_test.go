@@ -8,7 +8,7 @@ import (
 )
 
 // TestBuildKeyCoversWhatMakesTheBinary: a binary cached for one tool at one version is not
-// reused once its build tags, its pins or its version stamps change (runc built without
+// reused once its build tags, its pins, its version stamps or the Go that builds it change (runc built without
 // seccomp once outlived the tag that asked for it).
 func TestBuildKeyCoversWhatMakesTheBinary(t *testing.T) {
 	tools := t.TempDir()
@@ -28,7 +28,7 @@ func TestBuildKeyCoversWhatMakesTheBinary(t *testing.T) {
 	base := tool{Dir: "runc", CGO: true, LDFlags: "-X main.version=VERSION"}
 	key := func(tl tool) string {
 		t.Helper()
-		k, err := buildKey(o, tl, "runc")
+		k, err := buildKey(o, tl, "runc", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,11 +47,14 @@ func TestBuildKeyCoversWhatMakesTheBinary(t *testing.T) {
 			t.Errorf("%s added: the same key %s", what, first)
 		}
 	}
+	if k, err := buildKey(o, base, "runc", "go1.24.5"); err != nil || k == first {
+		t.Errorf("built with upstream's Go, not the machine's: key %s, %v (the machine's: %s)", k, err, first)
+	}
 	write("go.sum", "github.com/opencontainers/runc v1.3.4 h1:x\n")
 	if key(base) == first {
 		t.Errorf("go.sum changed: the same key %s", first)
 	}
-	if _, err := buildKey(options{tools: t.TempDir()}, base, "runc"); err == nil {
+	if _, err := buildKey(options{tools: t.TempDir()}, base, "runc", ""); err == nil {
 		t.Error("a tool module without go.mod was keyed")
 	}
 }

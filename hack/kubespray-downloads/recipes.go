@@ -29,13 +29,19 @@ type tool struct {
 	LDFlags string
 	// Tags are build tags upstream's own build sets, besides the static build's.
 	Tags []string
+	// GoVersionFile is the file of Module's source that names the Go upstream builds its
+	// release with (Kubernetes' .go-version); the binaries are built with that Go, not the
+	// machine's. A newer Go can break a release it never built: Go's URL parser refuses a
+	// bracketed IPv4 address from Go 1.24.8 and 1.25.2 on, and kubeadm 1.33.4's proxy
+	// preflight writes one, so 1.33.4 built with Go 1.26 cannot run `kubeadm init`.
+	GoVersionFile string
 }
 
 const kubeVersionFlags = "-X k8s.io/component-base/version.gitVersion=VERSION -X k8s.io/component-base/version.gitMajor=1 " +
 	"-X k8s.io/component-base/version.gitMinor=MINOR -X k8s.io/component-base/version.gitTreeState=clean"
 
 var tools = map[string]tool{
-	"kubernetes": {Dir: "kubernetes", Module: "k8s.io/kubernetes", LDFlags: kubeVersionFlags, Binaries: map[string]string{
+	"kubernetes": {Dir: "kubernetes", Module: "k8s.io/kubernetes", LDFlags: kubeVersionFlags, GoVersionFile: ".go-version", Binaries: map[string]string{
 		"kubeadm": "k8s.io/kubernetes/cmd/kubeadm", "kubelet": "k8s.io/kubernetes/cmd/kubelet", "kubectl": "k8s.io/kubernetes/cmd/kubectl",
 		"kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver", "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
 		"kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler", "kube-proxy": "k8s.io/kubernetes/cmd/kube-proxy",

@@ -6,8 +6,9 @@
 # kubernetes builds what kubespray installs, at kubespray's default release.
 # k8s.io/kubernetes points its staging modules at ./staging, which a module cannot, so each is
 # replaced by its published tag of the same release, read from kubernetes' own go.mod. The
-# comment above `module` and the `tool` block of DIR's go.mod are kept. Run it when the
-# product, or the kubespray release the tests build for, moves to another Kubernetes release.
+# comment above `module` and the `tool` block of DIR's go.mod are kept; the go and godebug
+# lines are kubernetes' own. Run it when the product, or the kubespray release the tests build
+# for, moves to another Kubernetes release.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/../versions.sh"
@@ -25,7 +26,10 @@ staging="v0.${version#v1.}"
   sed -n '1,/^module /{/^module /!p}' "$dir/go.mod"
   echo "module $module"
   echo
-  echo "go 1.25.7"
+  # kubernetes' own go and godebug lines: this module stands in for kubernetes' as the main
+  # module, which decides the binaries' GODEBUG defaults, and a go line above the Go of the
+  # release's .go-version would forbid the build hack/kubespray-downloads runs with it.
+  grep -E '^(go|godebug) ' "$gomod"
   echo
   echo "$tools"
   echo

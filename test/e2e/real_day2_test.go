@@ -51,6 +51,8 @@ func TestRealClusterUpgradeUnderArgo(t *testing.T) {
 	if from == "" {
 		t.Fatalf("the downloads of Kubernetes %s are not built: make e2e-cluster E2E_CLUSTER=upgrade builds them (hack/kubespray-downloads.sh %s) and sets BPA_KUBESPRAY_DOWNLOADS_FROM", upgradeFrom, upgradeFrom)
 	}
+	// Seconds here rather than 48 minutes into cluster.yml, at kubeadm init.
+	requireKubeadmPreflight(t, from)
 	s := setUp(t, siteConfig{
 		machines:  []testvm.Spec{realMaster("node-1"), realWorker("node-2")},
 		options:   []testvm.SiteOption{testvm.WithGateway()},

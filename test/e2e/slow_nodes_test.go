@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,13 +27,8 @@ import (
 // same manifest in a second.
 func TestSlowNodesWidenTheAPIServersProbes(t *testing.T) {
 	_, built := testkubespray.TestClusterBuild(t)
-	release := filepath.Join(built, "files/dl.k8s.io/release")
-	kubeadms, err := filepath.Glob(filepath.Join(release, "v*/bin/linux/amd64/kubeadm"))
-	must(t, err)
-	if len(kubeadms) != 1 {
-		t.Fatalf("the downloads build %s holds kubeadm %q, want one", built, kubeadms)
-	}
-	version, _, _ := strings.Cut(strings.TrimPrefix(kubeadms[0], release+"/"), "/")
+	dir := testinterrupt.TempDir(t)
+	kubeadm, version := servedKubeadm(t, built, dir)
 
 	var patches []struct {
 		Target string          `json:"target"`
@@ -42,14 +36,6 @@ func TestSlowNodesWidenTheAPIServersProbes(t *testing.T) {
 		Patch  json.RawMessage `json:"patch"`
 	}
 	must(t, json.Unmarshal(testkubespray.SlowNodes()["kubeadm_patches"].Raw, &patches))
-	dir := testinterrupt.TempDir(t)
-	// The build lays kubeadm out as the mirror serves it, a plain file (kubespray's download
-	// role makes its own copy executable): the test runs a copy of its own, and leaves the
-	// shared build as it is.
-	kubeadm := filepath.Join(dir, "kubeadm")
-	served, err := os.ReadFile(kubeadms[0])
-	must(t, err)
-	must(t, os.WriteFile(kubeadm, served, 0o755))
 	patchDir := filepath.Join(dir, "patches")
 	must(t, os.Mkdir(patchDir, 0o755))
 	for i, p := range patches {

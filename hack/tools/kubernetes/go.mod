@@ -6,7 +6,9 @@
 // The version must be the product's (its k8s.io/api): TestToolsFollowGoMod checks it.
 module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/kubernetes
 
-go 1.25.7
+go 1.24.0
+
+godebug default=go1.24
 
 tool (
 	k8s.io/kubernetes/cmd/kube-apiserver

@@ -8,7 +8,9 @@
 // hack/tools/update-kubernetes.sh v1.33.4 hack/tools/kubespray-downloads/kubernetes-1.33.4.
 module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/kubespray-downloads/kubernetes-1.33.4
 
-go 1.25.7
+go 1.24.0
+
+godebug default=go1.24
 
 tool (
 	k8s.io/kubernetes/cmd/kube-apiserver

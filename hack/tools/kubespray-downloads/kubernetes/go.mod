@@ -7,7 +7,9 @@
 // writes this file from kubernetes' go.mod).
 module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/kubespray-downloads/kubernetes
 
-go 1.25.7
+go 1.24.0
+
+godebug default=go1.24
 
 tool (
 	k8s.io/kubernetes/cmd/kube-apiserver
