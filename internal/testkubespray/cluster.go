@@ -36,10 +36,8 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		// Service took 77 s on the emulated master of three nodes, and the API server answered
 		// "request did not complete within requested timeout"; cluster.yml failed in its
 		// apps play, 59 minutes in, and Argo's retry ran it again (make e2e-cluster).
-		"kube_apiserver_request_timeout": bpav1.ExtraVar("3m0s"),
-		// kubeadm upgrade apply's preflight runs a Job that must complete in 15 s; on the
-		// emulated master it did not, and the renewal's upgrade failed there (make e2e-cluster).
-		"kubeadm_ignore_preflight_errors": bpav1.ExtraVar([]string{"CreateJob"}),
+		"kube_apiserver_request_timeout":  bpav1.ExtraVar("3m0s"),
+		"kubeadm_ignore_preflight_errors": bpav1.ExtraVar(KubeadmIgnoredPreflightErrors),
 		// The kubelet let the emulated master's API server fail its liveness probe for 80 s
 		// (kubeadm's 8 × 10 s) and take 4 minutes to start (24 × 10 s). On the master of three
 		// nodes, /livez timed out or answered 500 on and off for 17 minutes; 69 minutes into
@@ -56,6 +54,20 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		"resolvconf_mode": bpav1.ExtraVar("none"),
 	}
 }
+
+// KubeadmIgnoredPreflightErrors are the slow-node settings' kubeadm_ignore_preflight_errors.
+//   - CreateJob: kubeadm upgrade apply's preflight runs a Job that must complete in 15 s; on the
+//     emulated master it did not, and the renewal's upgrade failed there (make e2e-cluster).
+//   - Port-6443, Port-10257, Port-10259: kubeadm init waits 4 minutes for the control plane
+//     (its timeouts.controlPlaneComponentHealthCheck, which kubespray's InitConfiguration does
+//     not set). On the emulated master the API server was not healthy in that time, and
+//     kubespray's own retry of kubeadm init then failed its preflight: the first try's
+//     controller manager and scheduler held their ports, and kubespray's retry makes only the
+//     manifests and the kubelet's port warnings. Argo's retry then ran cluster.yml again
+//     (make e2e-cluster, the renewal's run of 2026-11-28). With these, kubespray's retries
+//     find the first try's components running and wait for them again, as kubespray's retry
+//     did when it ignored every preflight error.
+var KubeadmIgnoredPreflightErrors = []string{"CreateJob", "Port-6443", "Port-10257", "Port-10259"}
 
 // How long the kubelet lets the emulated master's API server fail its liveness probe, and take
 // to start, before it kills it (kubeadm's defaults: 80 s and 240 s): the test site's settings,

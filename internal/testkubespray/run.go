@@ -1,6 +1,7 @@
 package testkubespray
 
 import (
+	"archive/tar"
 	"fmt"
 	"io"
 	"os"
@@ -152,5 +153,29 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// KubesprayFile is the file at path in kubespray's tree ("roles/..."), as the image archive
+// holds it: read from the root filesystem hack/kubespray-image.sh made the archive of, which
+// it keeps beside it (NAME.tar for NAME.image.tar).
+func KubesprayFile(t *testing.T, archive, path string) []byte {
+	t.Helper()
+	rootfs := strings.TrimSuffix(archive, ".image.tar") + ".tar"
+	f, err := os.Open(rootfs)
+	must(t, err)
+	defer f.Close()
+	r := tar.NewReader(f)
+	for {
+		h, err := r.Next()
+		if err == io.EOF {
+			t.Fatalf("kubespray's %s is not in %s", path, rootfs)
+		}
+		must(t, err)
+		if filepath.Clean(h.Name) == filepath.Join("kubespray", path) {
+			b, err := io.ReadAll(r)
+			must(t, err)
+			return b
+		}
 	}
 }
