@@ -23,16 +23,8 @@ import (
 // QEMU's resident memory per machine: how many machines a site of the tests can have on this
 // machine, and what each costs.
 func BenchmarkBootSite(b *testing.B) {
-	imageDir := os.Getenv("BPA_VM_IMAGE")
-	if os.Getuid() != 0 || imageDir == "" {
-		b.Skip("needs root and BPA_VM_IMAGE (make vms)")
-	}
+	imageDir, signer := benchMachines(b)
 	count, mib := envInt("BPA_VM_COUNT", 3), envInt("BPA_VM_MIB", 1024)
-	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	signer, err := ssh.NewSignerFromKey(key)
-	if err != nil {
-		b.Fatal(err)
-	}
 	for range b.N {
 		var specs []testvm.Spec
 		for i := range count {
@@ -80,6 +72,21 @@ func bootOnce(b *testing.B, specs []testvm.Spec, imageDir string, signer ssh.Sig
 	b.ReportMetric(secs[len(secs)/2], "s-to-ssh-p50")
 	b.ReportMetric(float64(rss>>20)/float64(len(secs)), "MiB-rss/machine")
 	b.ReportMetric(float64(len(secs)), "machines")
+}
+
+// benchMachines is the image a benchmark boots its machines from and the key they let in; it
+// skips b without root or the image.
+func benchMachines(b *testing.B) (imageDir string, signer ssh.Signer) {
+	imageDir = os.Getenv("BPA_VM_IMAGE")
+	if os.Getuid() != 0 || imageDir == "" {
+		b.Skip("needs root and BPA_VM_IMAGE (make vms)")
+	}
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	signer, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return imageDir, signer
 }
 
 func envInt(name string, def int) int {
