@@ -1,7 +1,6 @@
 package testkubespray
 
 import (
-	"archive/tar"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
@@ -161,21 +161,7 @@ func must(t testing.TB, err error) {
 // it keeps beside it (NAME.tar for NAME.image.tar).
 func KubesprayFile(t *testing.T, archive, path string) []byte {
 	t.Helper()
-	rootfs := strings.TrimSuffix(archive, ".image.tar") + ".tar"
-	f, err := os.Open(rootfs)
+	b, err := testutil.FileInArchive(strings.TrimSuffix(archive, ".image.tar")+".tar", path)
 	must(t, err)
-	defer f.Close()
-	r := tar.NewReader(f)
-	for {
-		h, err := r.Next()
-		if err == io.EOF {
-			t.Fatalf("kubespray's %s is not in %s", path, rootfs)
-		}
-		must(t, err)
-		if filepath.Clean(h.Name) == filepath.Join("kubespray", path) {
-			b, err := io.ReadAll(r)
-			must(t, err)
-			return b
-		}
-	}
+	return b
 }

@@ -1,23 +1,19 @@
 package kubesprayreleases
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite releases.json from the kubespray releases in ../shared/third_party")
@@ -73,7 +69,7 @@ func readRelease(archive string) (Release, error) {
 	if m == nil {
 		return Release{}, fmt.Errorf("%s: not kubespray-vX.Y.Z.tar.gz", archive)
 	}
-	checksums, err := fileInArchive(archive, "roles/kubespray_defaults/vars/main/checksums.yml")
+	checksums, err := testutil.FileInArchive(archive, "roles/kubespray_defaults/vars/main/checksums.yml")
 	if err != nil {
 		return Release{}, err
 	}
@@ -125,34 +121,4 @@ func keys(n *yaml.Node) []string {
 		out = append(out, n.Content[i].Value)
 	}
 	return out
-}
-
-// fileInArchive is the file at path under the archive's top folder.
-func fileInArchive(archive, path string) ([]byte, error) {
-	f, err := os.Open(archive)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", archive, err)
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s has no %s", archive, path)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", archive, err)
-		}
-		if _, rest, ok := strings.Cut(h.Name, "/"); ok && rest == path {
-			var b bytes.Buffer
-			if _, err := io.Copy(&b, io.LimitReader(tr, 16<<20)); err != nil {
-				return nil, err
-			}
-			return b.Bytes(), nil
-		}
-	}
 }

@@ -3,15 +3,11 @@
 package vm_test
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -30,7 +26,7 @@ const clusterPlaybookPath = "/kubespray/playbooks/bpa-cluster.yml"
 func clusterPlaybook(t *testing.T, through string) []byte {
 	t.Helper()
 	tarball := kubesprayTarball(t)
-	raw, err := fileInTarball(tarball, "/playbooks/cluster.yml")
+	raw, err := testutil.FileInArchive(tarball, "playbooks/cluster.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,33 +82,6 @@ func rolesOf(play *yaml.Node) []string {
 		}
 	}
 	return names
-}
-
-// fileInTarball is the content of the file of a gzipped tarball whose path ends with suffix
-// under the tarball's top folder.
-func fileInTarball(tarball, suffix string) ([]byte, error) {
-	f, err := os.Open(tarball)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil, fmt.Errorf("%s: no file ending in %s", tarball, suffix)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if top, rest, ok := strings.Cut(h.Name, "/"); ok && top != "" && "/"+rest == suffix {
-			return io.ReadAll(tr)
-		}
-	}
 }
 
 // TestClusterPlaybookCut: cut after the download role, the real cluster.yml keeps its common

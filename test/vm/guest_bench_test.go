@@ -3,6 +3,7 @@
 package vm_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -43,7 +44,7 @@ func BenchmarkGuestWork(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sess.Stdin = strings.NewReader(string(binary))
+		sess.Stdin = bytes.NewReader(binary)
 		if out, err := sess.CombinedOutput("cat > /tmp/guestwork && chmod +x /tmp/guestwork"); err != nil {
 			b.Fatalf("copying guestwork: %v\n%s", err, out)
 		}
