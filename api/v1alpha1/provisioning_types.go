@@ -162,9 +162,9 @@ type ProvisioningSpec struct {
 	Upgrade *UpgradePolicy `json:"upgrade,omitempty"`
 
 	// certificateRenewal, set to a new value on a running cluster ("2026-11", say), renews the
-	// control plane's certificates once: the next run is kubespray's upgrade-cluster.yml for the
-	// control plane and etcd at the cluster's own version, whose kubeadm renews every
-	// certificate it manages, and fetch-kubeconfig then stores the renewed admin kubeconfig.
+	// control plane's certificates once: the next run renews every certificate kubeadm manages
+	// on each master in turn, as kubespray's own renewal does (kubeadm certs renew all, the
+	// control plane restarted), and fetch-kubeconfig then stores the renewed admin kubeconfig.
 	// Only the value changing matters; it cannot come with another change. docs/day2.md.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63

@@ -181,16 +181,12 @@ func upgradePlan(p *bpav1.Provisioning, release kubesprayreleases.Release, known
 	return plan, nil
 }
 
-// renewalPlan renews the control plane's certificates of a cluster at version, or says why it
-// cannot: kubespray's upgrade-cluster.yml at the cluster's own version does it, so the version
-// must be known, and nothing else may change in that generation.
+// renewalPlan renews the control plane's certificates of a cluster at version (the recorded
+// one, perhaps unknown: the renewal does not depend on it), or says why it cannot: nothing
+// else may change in that generation.
 func renewalPlan(p *bpav1.Provisioning, version string) (runkubespray.Plan, error) {
-	const path = "spec.certificateRenewal"
-	if version == "" {
-		return runkubespray.Plan{}, &UnsupportedError{Reason: path + ": the renewal runs kubespray's upgrade-cluster.yml at the cluster's Kubernetes version, which is not recorded (made before versions were, or by a kubespray image this controller does not know)"}
-	}
 	if !asRecorded(p) {
-		return runkubespray.Plan{}, &UnsupportedError{Reason: path + ": the renewal comes with other changes: renew with the nodes and settings as they are, then change them in the next generation"}
+		return runkubespray.Plan{}, &UnsupportedError{Reason: "spec.certificateRenewal: the renewal comes with other changes: renew with the nodes and settings as they are, then change them in the next generation"}
 	}
 	return runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates, KubernetesVersion: version}, nil
 }

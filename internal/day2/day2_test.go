@@ -374,8 +374,8 @@ func TestBinariesInTheDigest(t *testing.T) {
 }
 
 // TestCertificateRenewalPlan: a new spec.certificateRenewal renews the control plane's
-// certificates (upgrade-cluster.yml for the control plane at the cluster's version), alone; an
-// upgrade renews them anyway; the same value again is no renewal.
+// certificates (kubespray's renewal on every master), alone, whether the cluster's version is
+// recorded or not; an upgrade renews them anyway; the same value again is no renewal.
 func TestCertificateRenewalPlan(t *testing.T) {
 	at := func(version, renewal string, mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
 		p := base()
@@ -401,8 +401,8 @@ func TestCertificateRenewalPlan(t *testing.T) {
 			renew("2026-11")(p)
 			p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"))
 		}), err: "spec.certificateRenewal: the renewal comes with other changes"},
-		{name: "the version not recorded", image: unknownImage, p: at("", "", renew("2026-11")),
-			err: "spec.certificateRenewal: the renewal runs kubespray's upgrade-cluster.yml at the cluster's Kubernetes version, which is not recorded"},
+		{name: "the version not recorded: the renewal does not need it", image: unknownImage, p: at("", "", renew("2026-11")),
+			want: runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates}},
 		{name: "with an upgrade: the upgrade renews them", p: at("1.33.7", "", func(p *bpav1.Provisioning) {
 			renew("2026-11")(p)
 			p.Spec.KubernetesVersion = "1.34.3"

@@ -178,8 +178,9 @@ func (s *suite) addAndRemoveMaster(p *bpav1.Provisioning, kube kubernetes.Interf
 }
 
 // renewCertificates renews the real control plane's certificates through a new
-// spec.certificateRenewal: kubespray's upgrade-cluster.yml for the control plane at the
-// cluster's own version, after which read-certificates reads later expiries on the master and
+// spec.certificateRenewal: kubespray's renewal (runkubespray.RenewCertificatesPlaybook) on
+// every master, after which read-certificates reads later expiries on the master (every
+// certificate renewed: the first to expire expires later than before) and
 // fetch-kubeconfig has stored the renewed admin kubeconfig, which still reaches every node
 // (nodes) of the cluster. generation is the renewal's generation of the Provisioning.
 func (s *suite) renewCertificates(p *bpav1.Provisioning, generation int64, nodes ...string) {
@@ -192,7 +193,7 @@ func (s *suite) renewCertificates(p *bpav1.Provisioning, generation int64, nodes
 	if before == nil || before.NextExpiry == nil {
 		t.Fatalf("status.certificates before the renewal: %+v", before)
 	}
-	say(t, "renew the control plane's certificates: spec.certificateRenewal, upgrade-cluster.yml for the control plane at 1.34.3")
+	say(t, "renew the control plane's certificates: spec.certificateRenewal, kubespray's renewal on every master")
 	renewed := time.Now()
 	// kubeadm's notAfter is to the second: a renewal in the same second would not show.
 	time.Sleep(time.Second)

@@ -33,9 +33,8 @@ const (
 	// ModeUpgrade runs upgrade-cluster.yml wave by wave: the control plane and etcd first,
 	// then the workers in Waves, as kubespray's node-based upgrade does (docs/operations/upgrades.md).
 	ModeUpgrade Mode = "upgrade"
-	// ModeRenewCertificates runs upgrade-cluster.yml for the control plane and etcd at the
-	// cluster's own version: kubeadm's upgrade renews every certificate it manages (kubespray's
-	// kubeadm_upgrade_auto_cert_renewal, forced on for the run).
+	// ModeRenewCertificates renews the control plane's certificates as kubespray's own renewal
+	// does (RenewCertificatesPlaybook), a master at a time.
 	ModeRenewCertificates Mode = "renew-certificates"
 )
 
@@ -103,19 +102,20 @@ func (p Plan) Command() (command, args []string, err error) {
 		}
 		// The script's own name ($0), the limit ($1), then ansible-playbook's arguments.
 		return []string{"/bin/sh", "-c", ScaleScript}, append([]string{Name, nodes}, args...), nil
-	case ModeUpgrade, ModeRenewCertificates:
+	case ModeUpgrade:
 		if len(p.Nodes) > 0 || p.KubernetesVersion == "" {
-			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes and needs the version to upgrade to or renew at", p.Mode)
+			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes and needs the version to upgrade to", p.Mode)
 		}
 		// One template for every wave: the limit is the task's parameter ($1 of a constant
 		// script, never shell text); a wave's workers go at once (serial), the masters one
 		// at a time whatever serial says (kubespray's control-plane play has serial: 1).
 		args = append(append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...), "--extra-vars=serial=100%")
-		if p.Mode == ModeRenewCertificates {
-			// Last, so that no extra variable of the CR turns the renewal off.
-			args = append(args, `--extra-vars={"kubeadm_upgrade_auto_cert_renewal": true}`)
-		}
 		return []string{"/bin/sh", "-c", UpgradeScript}, args, nil
+	case ModeRenewCertificates:
+		if len(p.Nodes) > 0 {
+			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes", p.Mode)
+		}
+		return []string{"/bin/sh", "-c", RenewCertificatesScript}, append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...), nil
 	case ModeRemove:
 		if len(p.Nodes) == 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
@@ -147,6 +147,62 @@ shift
 echo "run-kubespray: playbooks/facts.yml on every node first: upgrade-cluster.yml --limit=$limit needs the others' facts in kubespray's fact cache"
 ansible-playbook "$@" playbooks/facts.yml || exit
 exec ansible-playbook "$@" --limit="$limit" upgrade-cluster.yml
+`
+
+// RenewCertificatesPlaybook is kubespray's own renewal of the control plane's certificates,
+// the steps of the k8s-certs-renew.sh its auto_renew_certificates timer runs on each master
+// (roles/kubernetes/control-plane/templates): kubeadm renews every certificate it manages, the
+// control plane's static pods are removed so that the kubelet starts them again on the renewed
+// files, and the master's API server serves again before the next master's turn. Run on
+// demand, for every master, a master at a time, stopping at the first that fails. kubespray
+// has no playbook for it: its upgrade-cluster.yml at the cluster's own version (kubeadm
+// upgrade apply with certificate renewal) renewed only admin.conf and super-admin.conf, since
+// kubeadm skips, certificates and all, each component whose manifest is unchanged (found by
+// make e2e-cluster E2E_CLUSTER=renewal; kubeadm's phases/upgrade/staticpods.go).
+const RenewCertificatesPlaybook = `- name: Renew the control plane's certificates as kubespray's k8s-certs-renew.sh does, a master at a time
+  hosts: kube_control_plane
+  serial: 1
+  any_errors_fatal: true
+  gather_facts: false
+  become: true
+  vars:
+    bin: "{{ bin_dir | default('/usr/local/bin') }}"
+    kubeconfig: "{{ kube_config_dir | default('/etc/kubernetes') }}/admin.conf"
+  tasks:
+    - name: Expiration before the renewal
+      ansible.builtin.command: "{{ bin }}/kubeadm certs check-expiration"
+      changed_when: false
+    - name: Renew every certificate kubeadm manages
+      ansible.builtin.command: "{{ bin }}/kubeadm certs renew all"
+    - name: Restart the control plane's static pods on the renewed certificates
+      ansible.builtin.shell: "{{ bin }}/crictl pods --namespace kube-system --name 'kube-scheduler-*|kube-controller-manager-*|kube-apiserver-*|etcd-*' -q | /usr/bin/xargs -r {{ bin }}/crictl rmp -f"
+    - name: Wait for the API server to serve again
+      ansible.builtin.command: "{{ bin }}/kubectl --kubeconfig {{ kubeconfig }} get --raw /readyz"
+      register: ready
+      until: ready.rc == 0
+      retries: 90
+      delay: 10
+      changed_when: false
+    - name: root's kubeconfig, as kubespray keeps it
+      ansible.builtin.copy:
+        src: "{{ kubeconfig }}"
+        dest: /root/.kube/config
+        remote_src: true
+        mode: "0600"
+    - name: Expiration after the renewal
+      ansible.builtin.command: "{{ bin }}/kubeadm certs check-expiration"
+      changed_when: false
+`
+
+// RenewCertificatesScript runs RenewCertificatesPlaybook limited to the task's limit ($1), with
+// ansible-playbook's arguments after it; the playbook is written to the pod's scratch space.
+const RenewCertificatesScript = `limit=$1
+shift
+playbook="${TMPDIR:-/tmp}/bpa-renew-certificates.yml"
+cat > "$playbook" <<'PLAYBOOK'
+` + RenewCertificatesPlaybook + `PLAYBOOK
+echo "run-kubespray: kubespray's certificate renewal (k8s-certs-renew.sh's steps) on $limit, a master at a time"
+exec ansible-playbook "$@" --limit="$limit" "$playbook"
 `
 
 // The upgrade's waves as DAG tasks: the control plane's, then each wave of workers, each
@@ -298,7 +354,7 @@ func (p Plan) String() string {
 	case ModeRemove:
 		return "remove-node.yml for " + strings.Join(p.Nodes, ", ")
 	case ModeRenewCertificates:
-		return fmt.Sprintf("upgrade-cluster.yml for the control plane and etcd at Kubernetes %s, renewing the control plane's certificates", p.KubernetesVersion)
+		return "the control plane's certificates renewed as kubespray renews them, a master at a time"
 	case ModeCreate, "":
 		if p.UpdateControlPlane {
 			return "cluster.yml, then upgrade-cluster.yml for the control plane and etcd (etcd grows to " + strings.Join(p.Etcd, ", ") + ")"

@@ -120,32 +120,38 @@ func TestCommands(t *testing.T) {
 	}
 }
 
-// TestRenewalRunsUpgradeForTheControlPlane: a renewal, as its pod runs it with the control
-// plane's limit: facts.yml, then upgrade-cluster.yml for the control plane and etcd, with
-// kubeadm's certificate renewal forced on last (after any extra variable of the CR).
-func TestRenewalRunsUpgradeForTheControlPlane(t *testing.T) {
+// TestRenewalRunsKubespraysRenewal: a renewal, as its pod runs it with the control plane's
+// limit: the renewal playbook written to the pod's scratch space as it is, then run by
+// ansible-playbook with the step's arguments and the limit; no upgrade-cluster.yml, whose run
+// at the cluster's own version renewed only the kubeconfigs of admins.
+func TestRenewalRunsKubespraysRenewal(t *testing.T) {
 	command, args, err := Plan{Mode: ModeRenewCertificates, KubernetesVersion: "1.34.3"}.Command()
 	if err != nil {
 		t.Fatal(err)
 	}
 	args[1] = ControlPlaneLimit
-	bin := t.TempDir()
+	bin, scratch := t.TempDir(), t.TempDir()
 	record := filepath.Join(t.TempDir(), "calls")
-	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte("#!/bin/sh\necho \"$*\" >> "+record+"\n"), 0o755); err != nil {
+	// The fake ansible-playbook records its arguments and the playbook it was given.
+	fake := "#!/bin/sh\necho \"$*\" >> " + record + "\nfor a; do p=$a; done\ncat \"$p\" > " + record + ".playbook\n"
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(command[0], append(command[1:], args...)...)
-	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "TMPDIR=" + scratch}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	calls, _ := os.ReadFile(record)
-	common := `--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials --extra-vars=serial=100% --extra-vars={"kubeadm_upgrade_auto_cert_renewal": true}`
-	want := common + " playbooks/facts.yml\n" + common + " --limit=kube_control_plane:etcd upgrade-cluster.yml\n"
+	want := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials --limit=kube_control_plane:etcd " +
+		filepath.Join(scratch, "bpa-renew-certificates.yml") + "\n"
 	if string(calls) != want {
 		t.Errorf("the renewal called\n%s\nwant\n%s", calls, want)
 	}
-	if _, _, err := (Plan{Mode: ModeRenewCertificates}).Command(); err == nil {
-		t.Errorf("a renewal without the cluster's version was accepted")
+	if playbook, _ := os.ReadFile(record + ".playbook"); string(playbook) != RenewCertificatesPlaybook {
+		t.Errorf("the renewal ran the playbook\n%s\nwant\n%s", playbook, RenewCertificatesPlaybook)
+	}
+	if _, _, err := (Plan{Mode: ModeRenewCertificates, Nodes: []string{"master"}}).Command(); err == nil {
+		t.Errorf("a renewal limited to nodes was accepted")
 	}
 }
