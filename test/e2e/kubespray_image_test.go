@@ -86,8 +86,9 @@ func checkKubesprayImage(t *testing.T, archive string) {
 	}
 	say(t, "cluster.yml, scale.yml and remove-node.yml pass ansible-playbook's syntax check")
 	// The renewal's own playbook, as its step writes it into the pod's /tmp.
-	must(t, os.WriteFile(filepath.Join(scratch, "bpa-renew-certificates.yml"), []byte(runkubespray.RenewCertificatesPlaybook), 0o644))
-	if out := kubespray("ansible-playbook", "--inventory=inventory/sample/inventory.ini", "--syntax-check", "/tmp/bpa-renew-certificates.yml"); !strings.Contains(out, "playbook: /tmp/bpa-renew-certificates.yml") {
+	must(t, os.WriteFile(filepath.Join(scratch, runkubespray.RenewCertificatesPlaybookFile), []byte(runkubespray.RenewCertificatesPlaybook), 0o644))
+	renewal := "/tmp/" + runkubespray.RenewCertificatesPlaybookFile
+	if out := kubespray("ansible-playbook", "--inventory=inventory/sample/inventory.ini", "--syntax-check", renewal); !strings.Contains(out, "playbook: "+renewal) {
 		t.Errorf("ansible-playbook --syntax-check of the renewal's playbook:\n%s", tail(out, 20))
 	}
 	say(t, "the certificate renewal's playbook passes ansible-playbook's syntax check")

@@ -109,13 +109,12 @@ func (p Plan) Command() (command, args []string, err error) {
 		// One template for every wave: the limit is the task's parameter ($1 of a constant
 		// script, never shell text); a wave's workers go at once (serial), the masters one
 		// at a time whatever serial says (kubespray's control-plane play has serial: 1).
-		args = append(append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...), "--extra-vars=serial=100%")
-		return []string{"/bin/sh", "-c", UpgradeScript}, args, nil
+		return []string{"/bin/sh", "-c", UpgradeScript}, append(withLimitParam(args), "--extra-vars=serial=100%"), nil
 	case ModeRenewCertificates:
 		if len(p.Nodes) > 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes", p.Mode)
 		}
-		return []string{"/bin/sh", "-c", RenewCertificatesScript}, append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...), nil
+		return []string{"/bin/sh", "-c", RenewCertificatesScript}, withLimitParam(args), nil
 	case ModeRemove:
 		if len(p.Nodes) == 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
@@ -125,6 +124,12 @@ func (p Plan) Command() (command, args []string, err error) {
 			"--extra-vars=@"+steps.InputsDir+"/"+RemovalVarsFile, "remove-node.yml"), nil
 	}
 	return nil, nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
+}
+
+// withLimitParam puts before ansible-playbook's arguments what a script taking the task's
+// limit parameter reads: its own name ($0), then the limit ($1).
+func withLimitParam(args []string) []string {
+	return append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...)
 }
 
 // ScaleScript is a scale run: kubespray's facts.yml over every node, then scale.yml limited to
@@ -194,11 +199,15 @@ const RenewCertificatesPlaybook = `- name: Renew the control plane's certificate
       changed_when: false
 `
 
+// RenewCertificatesPlaybookFile is the name RenewCertificatesScript writes the playbook under,
+// in the pod's scratch space ($TMPDIR, /tmp by default).
+const RenewCertificatesPlaybookFile = "bpa-renew-certificates.yml"
+
 // RenewCertificatesScript runs RenewCertificatesPlaybook limited to the task's limit ($1), with
 // ansible-playbook's arguments after it; the playbook is written to the pod's scratch space.
 const RenewCertificatesScript = `limit=$1
 shift
-playbook="${TMPDIR:-/tmp}/bpa-renew-certificates.yml"
+playbook="${TMPDIR:-/tmp}/` + RenewCertificatesPlaybookFile + `"
 cat > "$playbook" <<'PLAYBOOK'
 ` + RenewCertificatesPlaybook + `PLAYBOOK
 echo "run-kubespray: kubespray's certificate renewal (k8s-certs-renew.sh's steps) on $limit, a master at a time"

@@ -144,7 +144,7 @@ func TestRenewalRunsKubespraysRenewal(t *testing.T) {
 	}
 	calls, _ := os.ReadFile(record)
 	want := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials --limit=kube_control_plane:etcd " +
-		filepath.Join(scratch, "bpa-renew-certificates.yml") + "\n"
+		filepath.Join(scratch, RenewCertificatesPlaybookFile) + "\n"
 	if string(calls) != want {
 		t.Errorf("the renewal called\n%s\nwant\n%s", calls, want)
 	}
