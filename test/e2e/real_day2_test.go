@@ -308,3 +308,38 @@ func checkVersions(t *testing.T, kube kubernetes.Interface, want map[string]stri
 	slices.Sort(out)
 	return strings.Join(out, ", ")
 }
+
+// TestUnrenewedCertificates: the renewal's check names what a renewal left, master by master,
+// without machines.
+func TestUnrenewedCertificates(t *testing.T) {
+	at := func(minutes int) metav1.Time {
+		return metav1.NewTime(time.Date(2027, 11, 29, 0, minutes, 0, 0, time.UTC))
+	}
+	master := func(node string, minutes int) bpav1.MasterCertificates {
+		return bpav1.MasterCertificates{Node: node, Certificates: []bpav1.CertificateExpiry{
+			{Name: "apiserver", Expires: at(minutes)}, {Name: "ca", Expires: at(0), Authority: true},
+		}}
+	}
+	status := func(masters ...bpav1.MasterCertificates) *bpav1.CertificatesStatus {
+		return &bpav1.CertificatesStatus{Masters: masters}
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after *bpav1.CertificatesStatus
+		want          []string
+	}{
+		{"every master renewed", status(master("master", 0), master("master2", 10)), status(master("master", 20), master("master2", 20)), nil},
+		// master2 joined after master's certificates were made: the first expiry moves later
+		// even when the renewal stopped at master.
+		{"the second master skipped", status(master("master", 0), master("master2", 10)), status(master("master", 20), master("master2", 10)), []string{"master2 apiserver"}},
+		{"a master gone after", status(master("master", 0), master("master2", 10)), status(master("master", 20)), []string{"master2 apiserver"}},
+		{"nothing read after", status(master("master", 0)), nil, []string{"master apiserver"}},
+		{"unreadable before", status(bpav1.MasterCertificates{Node: "master", Unreadable: "ssh: refused"}), status(master("master", 20)), []string{"master (unreadable before: ssh: refused)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := unrenewed(tc.before, tc.after); !slices.Equal(got, tc.want) {
+				t.Errorf("unrenewed %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
