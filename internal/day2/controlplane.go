@@ -66,21 +66,22 @@ func controlPlanePlan(p *bpav1.Provisioning, g groups, version string) (runkubes
 	return removeMasters(p, g, removed)
 }
 
-// addMasters runs cluster.yml with the added masters last in kube_control_plane; the first
-// even number of them join etcd.
+// addMasters runs cluster.yml with the added masters last in kube_control_plane (each cleared
+// first of a join an earlier attempt left half done); the first even number of them join etcd.
 func addMasters(g groups, added []string, version string) (runkubespray.Plan, error) {
-	joining := added[:len(added)/2*2]
+	joiningEtcd := added[:len(added)/2*2]
 	plan := runkubespray.Plan{
 		Mode:         runkubespray.ModeCreate,
 		ControlPlane: slices.Concat(g.controlPlane, added),
-		Etcd:         slices.Concat(g.etcd, joining),
-		EtcdChange:   &runkubespray.EtcdChange{Before: g.etcd, After: slices.Concat(g.etcd, joining)},
+		Etcd:         slices.Concat(g.etcd, joiningEtcd),
+		EtcdChange:   &runkubespray.EtcdChange{Before: g.etcd, After: slices.Concat(g.etcd, joiningEtcd)},
+		Joining:      added,
 	}
-	if len(joining) > 0 {
+	if len(joiningEtcd) > 0 {
 		if version == "" {
 			return runkubespray.Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
 				"masters %s would join etcd, after which upgrade-cluster.yml at the cluster's Kubernetes version rewrites every master's etcd endpoints, but that version is not recorded (a kubespray image of a release this controller does not know): add one master at a time, which stays out of etcd",
-				strings.Join(joining, ", "))}
+				strings.Join(joiningEtcd, ", "))}
 		}
 		plan.UpdateControlPlane = true
 	}

@@ -63,22 +63,22 @@ func TestControlPlanePlan(t *testing.T) {
 		name: "one master added to one: cluster.yml, out of etcd (two members would be even)",
 		p:    clusterOf(1, addMasters("m2")),
 		want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3", ControlPlane: l("m1", "m2"), Etcd: l("m1"),
-			EtcdChange: &runkubespray.EtcdChange{Before: l("m1"), After: l("m1")}},
+			EtcdChange: &runkubespray.EtcdChange{Before: l("m1"), After: l("m1")}, Joining: l("m2")},
 	}, {
 		name: "two added to one: both join etcd, then the control plane's etcd endpoints are rewritten",
 		p:    clusterOf(1, addMasters("m3", "m2")),
 		want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3", ControlPlane: l("m1", "m2", "m3"), Etcd: l("m1", "m2", "m3"),
-			EtcdChange: &runkubespray.EtcdChange{Before: l("m1"), After: l("m1", "m2", "m3")}, UpdateControlPlane: true},
+			EtcdChange: &runkubespray.EtcdChange{Before: l("m1"), After: l("m1", "m2", "m3")}, UpdateControlPlane: true, Joining: l("m2", "m3")},
 	}, {
 		name: "three added to one: two join etcd, the third does not",
 		p:    clusterOf(1, addMasters("m2", "m3", "m4")),
 		want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3", ControlPlane: l("m1", "m2", "m3", "m4"), Etcd: l("m1", "m2", "m3"),
-			EtcdChange: &runkubespray.EtcdChange{Before: l("m1"), After: l("m1", "m2", "m3")}, UpdateControlPlane: true},
+			EtcdChange: &runkubespray.EtcdChange{Before: l("m1"), After: l("m1", "m2", "m3")}, UpdateControlPlane: true, Joining: l("m2", "m3", "m4")},
 	}, {
 		name: "a master whose label sorts first still goes last: the first master stays first",
 		p:    clusterOf(1, addMasters("a0")),
 		want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3", ControlPlane: l("m1", "a0"), Etcd: l("m1"),
-			EtcdChange: &runkubespray.EtcdChange{Before: l("m1"), After: l("m1")}},
+			EtcdChange: &runkubespray.EtcdChange{Before: l("m1"), After: l("m1")}, Joining: l("a0")},
 	}, {
 		name: "a master that is not an etcd member removed: remove-node.yml, etcd unchanged",
 		p:    clusterOf(4, removeMasters("m4")),

@@ -133,7 +133,7 @@ func TestKubesprayPlan(t *testing.T) {
 			p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"))
 		}),
 		want: runkubespray.Plan{Mode: runkubespray.ModeCreate, ControlPlane: []string{"master", "master-2"}, Etcd: []string{"master"},
-			EtcdChange: &runkubespray.EtcdChange{Before: []string{"master"}, After: []string{"master"}}},
+			EtcdChange: &runkubespray.EtcdChange{Before: []string{"master"}, After: []string{"master"}}, Joining: []string{"master-2"}},
 	}, {
 		name: "master replaced", reason: "added and removed at once: refused, split over two generations",
 		p: provisioned(func(p *bpav1.Provisioning) {

@@ -115,12 +115,13 @@ func TestCompileVariants(t *testing.T) {
 			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Approval: true, Waves: [][]string{{"worker-1"}, {"worker-2"}}}
 		}},
 		{"masters-added", func(o *compile.Options) {
-			// etcd grows from one member to three: checked before, cluster.yml, the control
-			// plane's etcd endpoints rewritten, checked after.
+			// etcd grows from one member to three: checked before, a half-done join of the
+			// masters joining reset and cluster.yml, the control plane's etcd endpoints
+			// rewritten, checked after.
 			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.34.3",
 				ControlPlane: []string{"master", "master-2", "master-3"}, Etcd: []string{"master", "master-2", "master-3"},
 				EtcdChange:         &runkubespray.EtcdChange{Before: []string{"master"}, After: []string{"master", "master-2", "master-3"}},
-				UpdateControlPlane: true}
+				UpdateControlPlane: true, Joining: []string{"master-2", "master-3"}}
 		}},
 		{"renew-certificates", func(o *compile.Options) {
 			o.Kubespray = runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates, KubernetesVersion: "1.34.3"}

@@ -85,13 +85,17 @@ func checkKubesprayImage(t *testing.T, archive string) {
 		}
 	}
 	say(t, "cluster.yml, scale.yml and remove-node.yml pass ansible-playbook's syntax check")
-	// The renewal's own playbook, as its step writes it into the pod's /tmp.
-	must(t, os.WriteFile(filepath.Join(scratch, runkubespray.RenewCertificatesPlaybookFile), []byte(runkubespray.RenewCertificatesPlaybook), 0o644))
-	renewal := "/tmp/" + runkubespray.RenewCertificatesPlaybookFile
-	if out := kubespray("ansible-playbook", "--inventory=inventory/sample/inventory.ini", "--syntax-check", renewal); !strings.Contains(out, "playbook: "+renewal) {
-		t.Errorf("ansible-playbook --syntax-check of the renewal's playbook:\n%s", tail(out, 20))
+	// The step's own playbooks, as run-kubespray writes them into the pod's /tmp.
+	for file, book := range map[string]string{
+		runkubespray.RenewCertificatesPlaybookFile: runkubespray.RenewCertificatesPlaybook,
+		runkubespray.ResetFailedJoinsPlaybookFile:  runkubespray.ResetFailedJoinsPlaybook,
+	} {
+		must(t, os.WriteFile(filepath.Join(scratch, file), []byte(book), 0o644))
+		if out := kubespray("ansible-playbook", "--inventory=inventory/sample/inventory.ini", "--syntax-check", "/tmp/"+file); !strings.Contains(out, "playbook: /tmp/"+file) {
+			t.Errorf("ansible-playbook --syntax-check of run-kubespray's %s:\n%s", file, tail(out, 20))
+		}
 	}
-	say(t, "the certificate renewal's playbook passes ansible-playbook's syntax check")
+	say(t, "run-kubespray's own playbooks (the certificate renewal, the reset of a half-done join) pass ansible-playbook's syntax check")
 	checkOfflineDownloads(t, ctrd, ref, dir)
 }
 

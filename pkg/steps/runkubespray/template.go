@@ -64,6 +64,9 @@ type Plan struct {
 	// master's etcd endpoints, as kubespray's docs/operations/nodes.md prescribes for "Adding
 	// an etcd node".
 	UpdateControlPlane bool
+	// Joining are the masters a cluster.yml adds to the control plane. A join an earlier
+	// attempt left half done on one of them is reset before cluster.yml (ResetFailedJoinsScript).
+	Joining []string
 }
 
 // EtcdChange is etcd's membership (node labels) before and after a run.
@@ -71,8 +74,9 @@ type EtcdChange struct {
 	Before, After []string
 }
 
-// Command is the container's command and arguments for the plan: ansible-playbook, except in
-// a scale run, which runs facts.yml first (ScaleScript).
+// Command is the container's command and arguments for the plan: ansible-playbook, or a
+// constant script when a run needs a playbook first (ScaleScript, UpgradeScript,
+// RenewCertificatesScript, ResetFailedJoinsScript).
 func (p Plan) Command() (command, args []string, err error) {
 	args = []string{
 		"--inventory=" + steps.InputsDir + "/hosts.ini",
@@ -83,10 +87,13 @@ func (p Plan) Command() (command, args []string, err error) {
 		// directory by default; the inputs are read-only, /tmp is the pod's scratch space.
 		"--extra-vars=credentials_dir=" + CredentialsDir,
 	}
-	for _, n := range slices.Concat(append([][]string{p.Nodes}, p.Waves...)...) {
+	for _, n := range slices.Concat(append([][]string{p.Nodes, p.Joining}, p.Waves...)...) {
 		if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
 			return nil, nil, fmt.Errorf("kubespray node %q: %s", n, strings.Join(msgs, "; "))
 		}
+	}
+	if len(p.Joining) > 0 && p.Mode != ModeCreate && p.Mode != "" {
+		return nil, nil, fmt.Errorf("kubespray mode %q adds no masters", p.Mode)
 	}
 	nodes := strings.Join(p.Nodes, ",")
 	playbook := []string{"ansible-playbook"}
@@ -94,6 +101,9 @@ func (p Plan) Command() (command, args []string, err error) {
 	case ModeCreate, "":
 		if len(p.Nodes) > 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes", ModeCreate)
+		}
+		if len(p.Joining) > 0 {
+			return []string{"/bin/sh", "-c", ResetFailedJoinsScript}, append([]string{Name, strings.Join(p.Joining, ",")}, args...), nil
 		}
 		return playbook, append(args, "cluster.yml"), nil
 	case ModeScale:
@@ -212,6 +222,60 @@ cat > "$playbook" <<'PLAYBOOK'
 ` + RenewCertificatesPlaybook + `PLAYBOOK
 echo "run-kubespray: kubespray's certificate renewal (k8s-certs-renew.sh's steps) on $limit, a master at a time"
 exec ansible-playbook "$@" --limit="$limit" "$playbook"
+`
+
+// ResetFailedJoinsPlaybook resets, on a master cluster.yml is adding, a join that an earlier
+// attempt left half done: the control plane's manifests written, yet the cluster without the
+// node as a control-plane node. kubespray's own join (up to v2.31) retries kubeadm join in
+// place, and every retry fails kubeadm's preflight on the files the first attempt wrote;
+// cluster.yml run again skips the join (it sees the kubelet's configuration) and waits in vain
+// for the node's control-plane role. kubeadm reset clears the node for a new join, as
+// kubespray's later releases do between attempts. A first attempt finds nothing to reset, and
+// a master the cluster already counts is never touched. Found by make e2e-cluster
+// E2E_CLUSTER=control-plane: kubeadm's first join failed while the emulated first master's API
+// server was too starved to finish a TLS handshake.
+const ResetFailedJoinsPlaybook = `- name: Reset a master's join that an earlier attempt left half done
+  hosts: kube_control_plane
+  gather_facts: false
+  become: true
+  vars:
+    bin: "{{ bin_dir | default('/usr/local/bin') }}"
+  tasks:
+    - name: The control plane's manifests a join writes
+      ansible.builtin.stat:
+        path: "{{ kube_config_dir | default('/etc/kubernetes') }}/manifests/kube-apiserver.yaml"
+      register: manifest
+    - name: Whether the cluster counts the node as a control-plane node
+      ansible.builtin.command: >-
+        {{ bin }}/kubectl --kubeconfig {{ kube_config_dir | default('/etc/kubernetes') }}/admin.conf
+        get node {{ kube_override_hostname | default(inventory_hostname) }}
+        --selector node-role.kubernetes.io/control-plane --output name --ignore-not-found
+      delegate_to: "{{ groups['kube_control_plane'][0] }}"
+      register: member
+      until: member.rc == 0
+      retries: 10
+      delay: 10
+      changed_when: false
+      when: manifest.stat.exists
+    - name: Reset the half-done join
+      ansible.builtin.command: "{{ bin }}/kubeadm reset --force --cert-dir {{ kube_cert_dir | default('/etc/kubernetes/ssl') }}"
+      when: manifest.stat.exists and member.stdout == ""
+`
+
+// ResetFailedJoinsPlaybookFile is the name ResetFailedJoinsScript writes the playbook under, in
+// the pod's scratch space.
+const ResetFailedJoinsPlaybookFile = "bpa-reset-failed-joins.yml"
+
+// ResetFailedJoinsScript is a cluster.yml that adds masters: ResetFailedJoinsPlaybook limited
+// to them ($1), then cluster.yml, with ansible-playbook's arguments after the masters.
+const ResetFailedJoinsScript = `joining=$1
+shift
+playbook="${TMPDIR:-/tmp}/` + ResetFailedJoinsPlaybookFile + `"
+cat > "$playbook" <<'PLAYBOOK'
+` + ResetFailedJoinsPlaybook + `PLAYBOOK
+echo "run-kubespray: masters $joining join the control plane; a join an earlier attempt left half done is reset first"
+ansible-playbook "$@" --limit="$joining" "$playbook" || exit
+exec ansible-playbook "$@" cluster.yml
 `
 
 // The upgrade's waves as DAG tasks: the control plane's, then each wave of workers, each

@@ -1,6 +1,7 @@
 package runkubespray
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,6 +107,8 @@ func TestCommands(t *testing.T) {
 		{plan: Plan{Mode: ModeUpgrade}, wantErr: "needs the version to upgrade to"},
 		{plan: Plan{Mode: ModeUpgrade, KubernetesVersion: "1.34.3", Nodes: []string{"worker-1"}}, wantErr: "takes no nodes"},
 		{plan: Plan{Mode: ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"w;reboot"}}}, wantErr: `kubespray node "w;reboot"`},
+		{plan: Plan{Mode: ModeCreate, Joining: []string{"m;reboot"}}, wantErr: `kubespray node "m;reboot"`},
+		{plan: Plan{Mode: ModeScale, Nodes: []string{"worker-1"}, Joining: []string{"master-2"}}, wantErr: `kubespray mode "scale" adds no masters`},
 	} {
 		command, args, err := tc.plan.Command()
 		if tc.wantErr != "" {
@@ -153,5 +156,47 @@ func TestRenewalRunsKubespraysRenewal(t *testing.T) {
 	}
 	if _, _, err := (Plan{Mode: ModeRenewCertificates, Nodes: []string{"master"}}).Command(); err == nil {
 		t.Errorf("a renewal limited to nodes was accepted")
+	}
+}
+
+// TestMastersJoiningResetHalfDoneJoinsFirst: a cluster.yml that adds masters, as its pod runs
+// it: the reset's playbook written to the pod's scratch space as it is and run limited to the
+// masters joining, then cluster.yml over every node with the same arguments; a reset that
+// fails stops the run before cluster.yml.
+func TestMastersJoiningResetHalfDoneJoinsFirst(t *testing.T) {
+	command, args, err := Plan{Mode: ModeCreate, ControlPlane: []string{"master", "master-2", "master-3"}, Joining: []string{"master-2", "master-3"}}.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials"
+	for _, tc := range []struct {
+		name, status, want string
+	}{
+		{"the reset passes", "0", common + " --limit=master-2,master-3 %s\n" + common + " cluster.yml\n"},
+		{"the reset fails", "2", common + " --limit=master-2,master-3 %s\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin, scratch := t.TempDir(), t.TempDir()
+			record := filepath.Join(t.TempDir(), "calls")
+			// The fake ansible-playbook records its arguments and, for the reset, the playbook
+			// it was given and the status the case wants.
+			fake := "#!/bin/sh\necho \"$*\" >> " + record + "\nfor a; do p=$a; done\ncase $p in *.yml) [ -f \"$p\" ] && cat \"$p\" > " + record + ".playbook && exit " + tc.status + ";; esac\nexit 0\n"
+			if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(fake), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(command[0], append(command[1:], args...)...)
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "TMPDIR=" + scratch}
+			out, err := cmd.CombinedOutput()
+			if (err != nil) != (tc.status != "0") {
+				t.Fatalf("the run's error %v (%s), want one only when the reset fails", err, out)
+			}
+			calls, _ := os.ReadFile(record)
+			if want := fmt.Sprintf(tc.want, filepath.Join(scratch, ResetFailedJoinsPlaybookFile)); string(calls) != want {
+				t.Errorf("the run called\n%s\nwant\n%s", calls, want)
+			}
+			if playbook, _ := os.ReadFile(record + ".playbook"); string(playbook) != ResetFailedJoinsPlaybook {
+				t.Errorf("the reset ran the playbook\n%s\nwant\n%s", playbook, ResetFailedJoinsPlaybook)
+			}
+		})
 	}
 }
