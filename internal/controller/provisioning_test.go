@@ -672,7 +672,7 @@ func TestProvisioningDay2(t *testing.T) {
 		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 7)
 		// cluster.yml after the reset of a join an earlier attempt left half done, on master-2.
 		if args := kubesprayArgs(wf); !strings.HasSuffix(args, "cluster.yml\n run-kubespray master-2 --inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials") ||
-			!strings.Contains(args, "--limit=\"$joining\" \"$playbook\" || exit") {
+			!strings.Contains(args, "--limit=\"$limit\" \"$playbook\" || exit") {
 			t.Errorf("generation 7 runs %q, want master-2's half-done join reset, then cluster.yml", args)
 		}
 		render := strings.Join(wf.GetTemplateByName("render-inventory").Container.Args, " ")

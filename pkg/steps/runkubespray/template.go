@@ -214,15 +214,22 @@ const RenewCertificatesPlaybook = `- name: Renew the control plane's certificate
 const RenewCertificatesPlaybookFile = "bpa-renew-certificates.yml"
 
 // RenewCertificatesScript runs RenewCertificatesPlaybook limited to the task's limit ($1), with
-// ansible-playbook's arguments after it; the playbook is written to the pod's scratch space.
-const RenewCertificatesScript = `limit=$1
-shift
-playbook="${TMPDIR:-/tmp}/` + RenewCertificatesPlaybookFile + `"
-cat > "$playbook" <<'PLAYBOOK'
-` + RenewCertificatesPlaybook + `PLAYBOOK
-echo "run-kubespray: kubespray's certificate renewal (k8s-certs-renew.sh's steps) on $limit, a master at a time"
+// ansible-playbook's arguments after it.
+var RenewCertificatesScript = playbookScript(RenewCertificatesPlaybookFile, RenewCertificatesPlaybook, `echo "run-kubespray: kubespray's certificate renewal (k8s-certs-renew.sh's steps) on $limit, a master at a time"
 exec ansible-playbook "$@" --limit="$limit" "$playbook"
-`
+`)
+
+// playbookScript is a script that writes one of the step's own playbooks to the pod's scratch
+// space as $playbook, takes its limit ($1) as $limit and ansible-playbook's arguments as the
+// rest, then runs then.
+func playbookScript(file, playbook, then string) string {
+	return `limit=$1
+shift
+playbook="${TMPDIR:-/tmp}/` + file + `"
+cat > "$playbook" <<'PLAYBOOK'
+` + playbook + `PLAYBOOK
+` + then
+}
 
 // ResetFailedJoinsPlaybook resets, on a master cluster.yml is adding, a join that an earlier
 // attempt left half done: the control plane's manifests written, yet the cluster without the
@@ -232,8 +239,9 @@ exec ansible-playbook "$@" --limit="$limit" "$playbook"
 // for the node's control-plane role. kubeadm reset clears the node for a new join, as
 // kubespray's later releases do between attempts. A first attempt finds nothing to reset, and
 // a master the cluster already counts is never touched. Found by make e2e-cluster
-// E2E_CLUSTER=control-plane: kubeadm's first join failed while the emulated first master's API
-// server was too starved to finish a TLS handshake.
+// E2E_CLUSTER=control-plane: kubeadm's first join failed while the emulated first master was
+// starved (kubectl's TLS handshakes with its API server timed out). The first task needs
+// Python on the joining master, as every task of cluster.yml after its bootstrap play does.
 const ResetFailedJoinsPlaybook = `- name: Reset a master's join that an earlier attempt left half done
   hosts: kube_control_plane
   gather_facts: false
@@ -268,15 +276,10 @@ const ResetFailedJoinsPlaybookFile = "bpa-reset-failed-joins.yml"
 
 // ResetFailedJoinsScript is a cluster.yml that adds masters: ResetFailedJoinsPlaybook limited
 // to them ($1), then cluster.yml, with ansible-playbook's arguments after the masters.
-const ResetFailedJoinsScript = `joining=$1
-shift
-playbook="${TMPDIR:-/tmp}/` + ResetFailedJoinsPlaybookFile + `"
-cat > "$playbook" <<'PLAYBOOK'
-` + ResetFailedJoinsPlaybook + `PLAYBOOK
-echo "run-kubespray: masters $joining join the control plane; a join an earlier attempt left half done is reset first"
-ansible-playbook "$@" --limit="$joining" "$playbook" || exit
+var ResetFailedJoinsScript = playbookScript(ResetFailedJoinsPlaybookFile, ResetFailedJoinsPlaybook, `echo "run-kubespray: masters $limit join the control plane; a join an earlier attempt left half done is reset first"
+ansible-playbook "$@" --limit="$limit" "$playbook" || exit
 exec ansible-playbook "$@" cluster.yml
-`
+`)
 
 // The upgrade's waves as DAG tasks: the control plane's, then each wave of workers, each
 // perhaps after its approval (ApprovalTemplate).
