@@ -139,10 +139,10 @@ func TestRealCertificateRenewalUnderArgo(t *testing.T) {
 	s.renewCertificates(p, 2, "master", "worker")
 }
 
-// addMaster adds host as a second master of p, a cluster of one master and workers (perhaps
-// none), in p's given generation: the run checks etcd's membership before and after kubespray,
+// addMaster adds host as a second master of p, a cluster of one master alone, in p's given
+// generation: the run checks etcd's membership before and after kubespray,
 // and the status records the control plane and etcd as kubespray's inventory then holds them.
-func (s *suite) addMaster(p *bpav1.Provisioning, kube kubernetes.Interface, host *testHost, generation int64, workers ...string) {
+func (s *suite) addMaster(p *bpav1.Provisioning, kube kubernetes.Interface, host *testHost, generation int64) {
 	t := s.t
 	t.Helper()
 	s.wait = realClusterWait
@@ -161,7 +161,7 @@ func (s *suite) addMaster(p *bpav1.Provisioning, kube kubernetes.Interface, host
 		}
 	}
 	s.waitProvisioningReady(p, generation)
-	state := testkubespray.WaitForNodes(t, kube, "after master2 joined,", append([]string{"master", "master2"}, workers...)...)
+	state := testkubespray.WaitForNodes(t, kube, "after master2 joined,", "master", "master2")
 	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation)))
 	say(t, "a master added: apply → every node Ready %.0f s; %s", time.Since(added).Seconds(), state)
 	n, err := kube.CoreV1().Nodes().Get(ctx(), "master2", metav1.GetOptions{})
@@ -174,7 +174,7 @@ func (s *suite) addMaster(p *bpav1.Provisioning, kube kubernetes.Interface, host
 
 // removeMaster removes master2, which addMaster added, from p in p's given generation: the
 // real remove-node.yml, etcd's membership checked, the record and the host's claim following.
-func (s *suite) removeMaster(p *bpav1.Provisioning, kube kubernetes.Interface, generation int64, workers ...string) {
+func (s *suite) removeMaster(p *bpav1.Provisioning, kube kubernetes.Interface, generation int64) {
 	t := s.t
 	t.Helper()
 	s.wait = realClusterWait
@@ -185,11 +185,11 @@ func (s *suite) removeMaster(p *bpav1.Provisioning, kube kubernetes.Interface, g
 		p.Spec.Masters = slices.DeleteFunc(p.Spec.Masters, func(e bpav1.HostEntry) bool { _, ok := e["master2"]; return ok })
 	})
 	s.waitProvisioningReady(p, generation)
-	state := testkubespray.WaitForNodes(t, kube, "after master2's removal,", append([]string{"master"}, workers...)...)
+	state := testkubespray.WaitForNodes(t, kube, "after master2's removal,", "master")
 	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation)))
 	say(t, "a master removed: apply → gone from the cluster %.0f s; %s", time.Since(removed).Seconds(), state)
 	checkRecord(t, s.provisioning(p), []string{"master"}, []string{"master"})
-	s.eventually("master2's host released", func() error { return s.claims(p, 1+len(workers)) })
+	s.eventually("master2's host released", func() error { return s.claims(p, 1) })
 }
 
 // renewCertificates renews the real control plane's certificates through a new
