@@ -256,8 +256,8 @@ const ResetFailedJoinsPlaybook = `- name: Reset a master's join that an earlier 
     - name: Whether the cluster counts the node as a control-plane node
       ansible.builtin.command: >-
         {{ bin }}/kubectl --kubeconfig {{ kube_config_dir | default('/etc/kubernetes') }}/admin.conf
-        get node {{ kube_override_hostname | default(inventory_hostname) }}
-        --selector node-role.kubernetes.io/control-plane --output name --ignore-not-found
+        get nodes --field-selector metadata.name={{ kube_override_hostname | default(inventory_hostname) }}
+        --selector node-role.kubernetes.io/control-plane --output name
       delegate_to: "{{ groups['kube_control_plane'][0] }}"
       register: member
       until: member.rc == 0

@@ -1,0 +1,128 @@
+package runkubespray_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+)
+
+// TestResetFailedJoinsAsksTheRealCluster: ResetFailedJoinsPlaybook run by the real
+// ansible-playbook, its question put by the real kubectl to a real API server, on "machines"
+// that are this one (local connections, the paths moved into a temporary folder, kubeadm a
+// recorder). Only a joining master with the control plane's manifests that the cluster does not
+// count as a control-plane node is reset. The recording tests of the script cannot see what
+// kubectl accepts: a question kubectl refused (a node's name together with a selector) failed
+// the reset on the machines, and with it Argo's retry of the join.
+func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
+	playbook, err := exec.LookPath("ansible-playbook")
+	if err != nil {
+		t.Fatalf("ansible-playbook is missing: run `make test-deps` (Debian ansible-core)")
+	}
+	env, err := testenv.StartWithoutArgo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	kubectl := filepath.Join(testenv.RepoRoot(), "bin", "k8s", "kubectl")
+	if _, err := os.Stat(kubectl); err != nil {
+		t.Fatalf("kubectl is not built: run `make test-deps` (%v)", err)
+	}
+	admin, err := os.ReadFile(env.AdminKubeconfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	node := func(t *testing.T, name string, controlPlane bool) {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}
+		if controlPlane {
+			n.Labels["node-role.kubernetes.io/control-plane"] = ""
+		}
+		if err := env.Client.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), n) })
+	}
+	// The first master, whom the playbook asks, is a control-plane node in every case, and
+	// master2's answer must not be the first master's.
+	node(t, "master", true)
+
+	for _, tc := range []struct {
+		name string
+		// manifests: master2 has the control plane's manifests; node: master2 is in the
+		// cluster, perhaps as a control-plane node.
+		manifests, node, controlPlane bool
+		reset                         bool
+	}{
+		{name: "nothing on master2: a first join", reset: false},
+		{name: "manifests, not in the cluster: the join failed before the kubelet registered", manifests: true, reset: true},
+		{name: "manifests, in the cluster without the role: the join failed at mark-control-plane", manifests: true, node: true, reset: true},
+		{name: "manifests, a control-plane node: joined, never touched", manifests: true, node: true, controlPlane: true, reset: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin, conf, certs := filepath.Join(dir, "bin"), filepath.Join(dir, "kubernetes"), filepath.Join(dir, "ssl")
+			for _, d := range []string{bin, filepath.Join(conf, "manifests"), certs} {
+				must(t, os.MkdirAll(d, 0o755))
+			}
+			must(t, os.Symlink(kubectl, filepath.Join(bin, "kubectl")))
+			record := filepath.Join(dir, "kubeadm.calls")
+			write(t, filepath.Join(bin, "kubeadm"), "#!/bin/sh\necho \"$@\" >> "+record+"\n")
+			must(t, os.Chmod(filepath.Join(bin, "kubeadm"), 0o755))
+			write(t, filepath.Join(conf, "admin.conf"), string(admin))
+			if tc.manifests {
+				write(t, filepath.Join(conf, "manifests", "kube-apiserver.yaml"), "kind: Pod\n")
+			}
+			if tc.node {
+				node(t, "master2", tc.controlPlane)
+			}
+			python, err := exec.LookPath("python3")
+			must(t, err)
+			inventory := filepath.Join(dir, "hosts.ini")
+			// ansible_become=false: a connection variable outranks the play's become, and
+			// these machines are this one.
+			write(t, inventory, "[kube_control_plane]\nmaster\nmaster2\n[all:vars]\nansible_connection=local\nansible_become=false\n"+
+				"ansible_python_interpreter="+python+"\nbin_dir="+bin+"\nkube_config_dir="+conf+"\nkube_cert_dir="+certs+"\n")
+			book := filepath.Join(dir, runkubespray.ResetFailedJoinsPlaybookFile)
+			write(t, book, runkubespray.ResetFailedJoinsPlaybook)
+			cmd := exec.CommandContext(ctx, playbook, "--inventory="+inventory, "--limit=master2", book)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp"), "ANSIBLE_NOCOLOR=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the reset's playbook failed: %v\n%s", err, out)
+			}
+			calls, _ := os.ReadFile(record)
+			want := ""
+			if tc.reset {
+				want = "reset --force --cert-dir " + certs + "\n"
+			}
+			if string(calls) != want {
+				t.Errorf("kubeadm ran %q, want %q\n%s", calls, want, out)
+			}
+			if !strings.Contains(string(out), "master2") {
+				t.Errorf("the playbook did not run on master2:\n%s", out)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
