@@ -198,15 +198,7 @@ func TestChartInstallsWhatKustomizeInstalls(t *testing.T) {
 // becomes a Workflow, with the cluster's step identity written (RBAC lets the controller grant
 // only what the chart gave it).
 func TestChartInstallRunsTheController(t *testing.T) {
-	env, err := testenv.StartThirdParty()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
-	})
+	env := testenv.ForTest(t, testenv.StartThirdParty)
 	adminPath := env.AdminKubeconfig(t)
 	dir := t.TempDir()
 	start := time.Now()

@@ -22,11 +22,7 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 	if _, err := os.Stat(kubectl); err != nil {
 		t.Fatalf("kubectl is not built: run `make test-deps` (hack/control-plane.sh)")
 	}
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.ForTest(t, testenv.Start)
 	kubeconfig := env.AdminKubeconfig(t)
 	// A dry run cannot create the namespace the other objects then land in.
 	ns := exec.Command(kubectl, "create", "namespace", "bpa-system")

@@ -52,15 +52,7 @@ func TestRunRefusesBadInputBeforeStarting(t *testing.T) {
 // server named by KUBECONFIG: it elects itself leader, serves health and metrics on the given
 // addresses, reconciles, and stops cleanly when its context ends.
 func TestRunServesAgainstKUBECONFIG(t *testing.T) {
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
-	})
+	env := testenv.ForTest(t, testenv.Start)
 	path := env.AdminKubeconfig(t)
 	t.Setenv("KUBECONFIG", path)
 

@@ -26,15 +26,7 @@ import (
 // starts anyway; a Provisioning says why nothing runs, and once Argo's CRDs are installed the
 // controller notices, creates the Workflow and follows it, without a restart.
 func TestStartsBeforeArgoIsInstalled(t *testing.T) {
-	env, err := testenv.StartWithoutArgo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := testenv.ForTest(t, testenv.StartWithoutArgo)
 	plugins, err := workflows.Plugins()
 	if err != nil {
 		t.Fatal(err)

@@ -197,6 +197,23 @@ func Apply(ctx context.Context, c client.Client, path string) error {
 	return nil
 }
 
+// ForTest starts a control plane with start (Start, StartWithoutArgo, StartThirdParty) for t
+// alone, and stops it when t ends or the test process is interrupted, so that no etcd or
+// kube-apiserver outlives its test.
+func ForTest(t testing.TB, start func() (*Env, error)) *Env {
+	t.Helper()
+	env, err := start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testinterrupt.Cleanup(t, func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	})
+	return env
+}
+
 // Main is the body of a TestMain that shares one control plane across a package's tests: it
 // starts it into *env, runs the tests, stops it and exits with the tests' code.
 func Main(m *testing.M, env **Env) {

@@ -64,11 +64,7 @@ func startVMSite(t *testing.T, subnet string, specs []testvm.Spec, vars map[stri
 	t.Helper()
 	s := &vmSite{imageDir: os.Getenv("BPA_VM_IMAGE")}
 	testvm.Skip(t, s.imageDir)
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	testinterrupt.Cleanup(t, func() { _ = env.Stop() })
+	env := testenv.ForTest(t, testenv.Start)
 	s.env = env
 	ctx := context.Background()
 

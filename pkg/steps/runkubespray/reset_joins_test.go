@@ -28,15 +28,7 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ansible-playbook is missing: run `make test-deps` (Debian ansible-core)")
 	}
-	env, err := testenv.StartWithoutArgo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := testenv.ForTest(t, testenv.StartWithoutArgo)
 	kubectl := filepath.Join(testenv.RepoRoot(), "bin", "k8s", "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
 		t.Fatalf("kubectl is not built: run `make test-deps` (%v)", err)
