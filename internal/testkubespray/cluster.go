@@ -52,6 +52,17 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		// not come back, and sudo on the master could not resolve the master's own name. The
 		// site's DNS serves the nodes; the cluster's pods use the cluster's DNS in every mode.
 		"resolvconf_mode": bpav1.ExtraVar("none"),
+		// A master that joins bootstraps its kubelet's TLS against its own API server under
+		// kubeadm's ControlPlaneKubeletLocalMode (beta, on by default since 1.33), and kubeadm
+		// gives that 5 minutes (timeouts.tlsBootstrap, which kubespray's JoinConfiguration does
+		// not set). On the emulated machines master2's API server was not serving within them:
+		// "kubelet-wait-bootstrap: failed while waiting for TLS bootstrap: context deadline
+		// exceeded" (kubeadm's own log, make e2e-cluster E2E_CLUSTER=control-plane). With the
+		// gate off the kubelet bootstraps against the first master, as kubeadm did through
+		// 1.32, and master2's API server has kubeadm's wait-control-plane on top. kubeadm reads
+		// the gate from the cluster's kubeadm-config, which kubeadm init writes: it must be set
+		// when the cluster is created, not when the master is added.
+		"kubeadm_feature_gates": bpav1.ExtraVar([]string{"ControlPlaneKubeletLocalMode=false"}),
 	}
 }
 

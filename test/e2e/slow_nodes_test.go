@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +98,44 @@ kubernetesVersion: %s
 	}
 	say(t, "kubeadm %s with the slow-node patches: the API server may fail /livez for %s and take %s to start",
 		version, testkubespray.APIServerLivenessWindow, testkubespray.APIServerStartupWindow)
+}
+
+// TestSlowNodesFeatureGatesAreKubeadms: the slow-node settings' kubeadm_feature_gates, rendered
+// into a ClusterConfiguration as kubespray renders them (roles/kubernetes/control-plane's
+// kubeadm-config template: "Name=value" becomes "Name: value"), pass the real kubeadm's own
+// validation, which refuses a gate it does not know or a value that is not a boolean. A
+// misspelled gate would otherwise surface only when kubeadm init runs, half an hour into
+// cluster.yml on the emulated master.
+func TestSlowNodesFeatureGatesAreKubeadms(t *testing.T) {
+	_, built := testkubespray.TestClusterBuild(t)
+	dir := testinterrupt.TempDir(t)
+	kubeadm, version := servedKubeadm(t, built, dir)
+
+	var gates []string
+	must(t, json.Unmarshal(testkubespray.SlowNodes()["kubeadm_feature_gates"].Raw, &gates))
+	if len(gates) == 0 {
+		t.Fatal("the slow-node settings set no kubeadm feature gate")
+	}
+	config := fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: 10.0.0.1
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: %s
+featureGates:
+`, version)
+	for _, g := range gates {
+		config += "  " + strings.Replace(g, "=", ": ", 1) + "\n"
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "kubeadm.yaml"), []byte(config), 0o644))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubeadm, "config", "validate", "--config", filepath.Join(dir, "kubeadm.yaml"))
+	if log, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubeadm %s refuses the slow-node feature gates %v: %v\n%s", version, gates, err, log)
+	}
+	say(t, "kubeadm %s accepts the slow-node feature gates %v", version, gates)
 }
