@@ -59,9 +59,11 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		// "kubelet-wait-bootstrap: failed while waiting for TLS bootstrap: context deadline
 		// exceeded" (kubeadm's own log, make e2e-cluster E2E_CLUSTER=control-plane). With the
 		// gate off the kubelet bootstraps against the first master, as kubeadm did through
-		// 1.32, and master2's API server has kubeadm's wait-control-plane on top. kubeadm reads
-		// the gate from the cluster's kubeadm-config, which kubeadm init writes: it must be set
-		// when the cluster is created, not when the master is added.
+		// 1.32, and master2's API server has kubeadm's wait-control-plane on top: so set, the
+		// next run joined master2 at kubeadm's first attempt (175 s), its certificate issued by
+		// the first master 8 s after it asked. kubeadm reads the gate from the cluster's
+		// kubeadm-config, which kubeadm init writes: it must be set when the cluster is
+		// created, not when the master is added.
 		"kubeadm_feature_gates": bpav1.ExtraVar([]string{"ControlPlaneKubeletLocalMode=false"}),
 	}
 }

@@ -127,7 +127,7 @@ kubernetesVersion: %s
 featureGates:
 `, version)
 	for _, g := range gates {
-		config += "  " + strings.Replace(g, "=", ": ", 1) + "\n"
+		config += "  " + strings.ReplaceAll(g, "=", ": ") + "\n"
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "kubeadm.yaml"), []byte(config), 0o644))
 
