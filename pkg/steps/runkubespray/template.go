@@ -239,10 +239,10 @@ cat > "$playbook" <<'PLAYBOOK'
 // for the node's control-plane role. kubeadm reset clears the node for a new join, as
 // kubespray's later releases do between attempts. A first attempt finds nothing to reset, and
 // a master the cluster already counts is never touched. Found by make e2e-cluster
-// E2E_CLUSTER=control-plane: kubeadm's first join failed on the emulated machines, once its
-// kubelet's TLS bootstrap outlasting kubeadm's 5 minutes (against the joining master's own API
-// server, still starting). The first task needs
-// Python on the joining master, as every task of cluster.yml after its bootstrap play does.
+// E2E_CLUSTER=control-plane: kubeadm's first join failed on the emulated machines, once because
+// its kubelet's TLS bootstrap (against the joining master's own API server, still starting)
+// outlasted kubeadm's 5 minutes. The first task needs Python on the joining master, as every
+// task of cluster.yml after its bootstrap play does.
 const ResetFailedJoinsPlaybook = `- name: Reset a master's join that an earlier attempt left half done
   hosts: kube_control_plane
   gather_facts: false
