@@ -102,17 +102,18 @@ func TestRealClusterUpgradeUnderArgo(t *testing.T) {
 // cores, on which every emulated master runs an API server. Even a master, a worker and master2
 // did not fit: while master2 joined, the first master ran at a load average of 29 on its two
 // CPUs (CPU pressure 98%), kubectl's TLS handshakes with its API server timed out, and
-// kubeadm's join failed (2026-11-29).
+// kubeadm's join failed (2026-11-29). Each master has one emulated CPU (oneCPUMaster).
 // make e2e-cluster E2E_CLUSTER=control-plane runs it (BPA_REAL_CONTROL_PLANE=1).
 func TestRealControlPlaneUnderArgo(t *testing.T) {
 	archive, built := realClusterBuilds(t, "BPA_REAL_CONTROL_PLANE",
 		"a master added and removed on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=control-plane runs it (BPA_REAL_CONTROL_PLANE=1)")
 	s := setUp(t, siteConfig{
-		machines:  []testvm.Spec{realMaster("node-1"), realMaster("node-2")},
+		machines:  []testvm.Spec{oneCPUMaster("node-1"), oneCPUMaster("node-2")},
 		options:   []testvm.SiteOption{testvm.WithGateway()},
 		kubespray: archive, downloads: built,
 	})
 	p := s.realProvisioning(s.hosts[:1], built)
+	oneCPUMasterVars(p)
 	kube, _ := s.applyRealCluster(p, "no plugin, no worker (the master takes the worker role)", "master")
 	s.addMaster(p, kube, s.hosts[1], 2)
 	// The renewal on a control plane of two masters: kubespray's renewal runs on one master at
@@ -346,4 +347,36 @@ func TestUnrenewedCertificates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oneCPUMaster is a master of one emulated CPU, for the run of two masters. QEMU's software
+// emulation runs each emulated CPU on a thread of its own and knows nothing of the guest's
+// locks: two masters of two CPUs each are four threads on the host's 2 cores, and a guest CPU
+// spinning on a lock whose holder's thread the host has set aside can spin until the host runs
+// that thread again. With two masters of 2 CPUs, the first master's API server, starved, failed
+// its probes and was killed three times in 40 minutes while master2 joined (load average 22–29,
+// make e2e-cluster E2E_CLUSTER=control-plane, its sixth run). One CPU each is one thread each.
+// So set (the seventh run), neither API server was restarted, but the first master's one CPU
+// was still saturated (CPU pressure 99%) and a kubectl of kubespray's timed out on it (32 s).
+func oneCPUMaster(name string) testvm.Spec {
+	m := realMaster(name)
+	m.CPUs = 1
+	return m
+}
+
+// oneCPUMasterVars fit p's cluster to oneCPUMaster's machines.
+//   - kubeadm's preflight wants 2 CPUs on a control-plane node, at init and at a master's join:
+//     NumCPU joins the ignored preflight errors.
+//   - kubespray reserves 100m of CPU for Kubernetes and 500m for the system in every kubelet's
+//     configuration (kube_cpu_reserved, system_cpu_reserved; its kube_reserved and
+//     system_reserved say only whether those get cgroups of their own). Of one CPU that left
+//     400m for pods, and the control plane's static Pods request 550m: the kubelet refused to
+//     admit the controller manager ("no set of running pods found to reclaim resources: cpu"),
+//     and kubeadm init waited for it in vain (make e2e-cluster E2E_CLUSTER=control-plane). With
+//     no reservation, the CPU holds the control plane, flannel and CoreDNS's two Pods (870m).
+func oneCPUMasterVars(p *bpav1.Provisioning) {
+	vars := p.Spec.Kubespray.ExtraVars
+	vars["kubeadm_ignore_preflight_errors"] = bpav1.ExtraVar(append(slices.Clone(testkubespray.KubeadmIgnoredPreflightErrors), "NumCPU"))
+	vars["kube_cpu_reserved"] = bpav1.ExtraVar("0m")
+	vars["system_cpu_reserved"] = bpav1.ExtraVar("0m")
 }
