@@ -364,7 +364,7 @@ func oneCPUMaster(name string) testvm.Spec {
 	return m
 }
 
-// oneCPUMasterVars fit p's cluster to oneCPUMaster's machines.
+// oneCPUMasterVars fits p's cluster to oneCPUMaster's machines.
 //   - kubeadm's preflight wants 2 CPUs on a control-plane node, at init and at a master's join:
 //     NumCPU joins the ignored preflight errors.
 //   - kubespray reserves 100m of CPU for Kubernetes and 500m for the system in every kubelet's
