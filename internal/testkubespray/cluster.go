@@ -65,8 +65,26 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		// kubeadm-config, which kubeadm init writes: it must be set when the cluster is
 		// created, not when the master is added.
 		"kubeadm_feature_gates": bpav1.ExtraVar([]string{"ControlPlaneKubeletLocalMode=false"}),
+		// kubespray's kubectl command, which most of its plays run on the first master, with
+		// a longer limit on each request. Without one, kubectl gives the API server 32 s to
+		// send its OpenAPI document (client-go's discovery default), which kubectl apply reads
+		// to validate what it applies. The saturated first master took longer while master2
+		// joined, and cluster.yml failed in its apps play: "failed to download openapi ...
+		// Client.Timeout exceeded" (make e2e-cluster E2E_CLUSTER=control-plane, the seventh
+		// run). The command is kubespray's default with its default bin_dir and kube_config_dir
+		// written out, since an extra variable may not hold Jinja2.
+		"kubectl": bpav1.ExtraVar(KubesprayKubectl + " --request-timeout=" + KubectlRequestTimeout.String()),
 	}
 }
+
+// KubesprayKubectl is kubespray's kubectl command (its variable kubectl) with its default
+// bin_dir and kube_config_dir.
+const KubesprayKubectl = "/usr/local/bin/kubectl --kubeconfig /etc/kubernetes/admin.conf"
+
+// KubectlRequestTimeout is the slow-node settings' limit on each of kubespray's kubectl
+// requests: longer than the API server's own (kube_apiserver_request_timeout), so that the API
+// server, not kubectl, says when a request took too long.
+const KubectlRequestTimeout = 5 * time.Minute
 
 // KubeadmIgnoredPreflightErrors are the slow-node settings' kubeadm_ignore_preflight_errors.
 //   - CreateJob: kubeadm upgrade apply's preflight runs a Job that must complete in 15 s; on the

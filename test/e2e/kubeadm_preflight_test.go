@@ -193,22 +193,29 @@ func inNewNetworkNamespace(cmd *exec.Cmd, held []int) ([]byte, error) {
 	return r.out, r.err
 }
 
-// servedKubeadm copies the kubeadm that the downloads build built serves into dir, runnable, and
-// gives its path and version ("v1.34.3"). The build lays kubeadm out as the mirror serves it, a
-// plain file (kubespray's download role makes its own copy executable): a test runs a copy of
-// its own and leaves the shared build as it is.
+// servedKubeadm is servedRelease's kubeadm.
 func servedKubeadm(t *testing.T, built, dir string) (kubeadm, version string) {
 	t.Helper()
+	return servedRelease(t, built, dir, "kubeadm")
+}
+
+// servedRelease copies the Kubernetes binary name (kubeadm, kubectl) that the downloads build
+// built serves into dir, runnable, and gives its path and the release's version ("v1.34.3").
+// The build lays the binary out as the mirror serves it, a plain file (kubespray's download
+// role makes its own copy executable): a test runs a copy of its own and leaves the shared
+// build as it is.
+func servedRelease(t *testing.T, built, dir, name string) (binary, version string) {
+	t.Helper()
 	release := filepath.Join(built, "files/dl.k8s.io/release")
-	kubeadms, err := filepath.Glob(filepath.Join(release, "v*/bin/linux/amd64/kubeadm"))
+	binaries, err := filepath.Glob(filepath.Join(release, "v*/bin/linux/amd64", name))
 	must(t, err)
-	if len(kubeadms) != 1 {
-		t.Fatalf("the downloads build %s holds kubeadm %q, want one", built, kubeadms)
+	if len(binaries) != 1 {
+		t.Fatalf("the downloads build %s holds %s %q, want one", built, name, binaries)
 	}
-	version, _, _ = strings.Cut(strings.TrimPrefix(kubeadms[0], release+"/"), "/")
-	served, err := os.ReadFile(kubeadms[0])
+	version, _, _ = strings.Cut(strings.TrimPrefix(binaries[0], release+"/"), "/")
+	served, err := os.ReadFile(binaries[0])
 	must(t, err)
-	kubeadm = filepath.Join(dir, "kubeadm")
-	must(t, os.WriteFile(kubeadm, served, 0o755))
-	return kubeadm, version
+	binary = filepath.Join(dir, name)
+	must(t, os.WriteFile(binary, served, 0o755))
+	return binary, version
 }

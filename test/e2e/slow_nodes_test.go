@@ -6,10 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,4 +142,88 @@ featureGates:
 		t.Fatalf("kubeadm %s refuses the slow-node feature gates %v: %v\n%s", version, gates, err, log)
 	}
 	say(t, "kubeadm %s accepts the slow-node feature gates %v", version, gates)
+}
+
+// TestSlowNodesKubectlWaitsForTheOpenAPI: the slow-node settings' kubectl is kubespray's own
+// command (the image's default, its bin_dir and kube_config_dir written out) with a longer
+// limit on each request, and the real kubectl of the test cluster's downloads, run with it as
+// kubespray's apps play runs it (a manifest applied from stdin), asks the API server for the
+// OpenAPI document it validates with under that limit. kubespray's own command asks under
+// client-go's 32 s, which the saturated first master of the control-plane run missed.
+func TestSlowNodesKubectlWaitsForTheOpenAPI(t *testing.T) {
+	archive, built := testkubespray.TestClusterBuild(t)
+	dir := testinterrupt.TempDir(t)
+	kubectl, version := servedRelease(t, built, dir, "kubectl")
+
+	var defaults map[string]any
+	must(t, yaml.Unmarshal(testkubespray.KubesprayFile(t, archive, "roles/kubespray_defaults/defaults/main/main.yml"), &defaults))
+	own := strings.NewReplacer(
+		"{{ bin_dir }}", fmt.Sprint(defaults["bin_dir"]),
+		"{{ kube_config_dir }}", fmt.Sprint(defaults["kube_config_dir"]),
+	).Replace(fmt.Sprint(defaults["kubectl"]))
+	if own != testkubespray.KubesprayKubectl {
+		t.Fatalf("kubespray's kubectl is %q, the slow-node settings build on %q", own, testkubespray.KubesprayKubectl)
+	}
+	var set string
+	must(t, json.Unmarshal(testkubespray.SlowNodes()["kubectl"].Raw, &set))
+	extra, ok := strings.CutPrefix(set, own+" ")
+	if !ok {
+		t.Fatalf("the slow-node settings' kubectl %q is not kubespray's %q with flags added", set, own)
+	}
+
+	want := testkubespray.KubectlRequestTimeout.String()
+	got := openAPITimeouts(t, kubectl, dir, strings.Fields(extra))
+	if slices.ContainsFunc(got, func(timeout string) bool { return timeout != want }) {
+		t.Errorf("kubectl %s with the slow-node settings asked for the OpenAPI document within %v, want %s", version, got, want)
+	}
+	alone := openAPITimeouts(t, kubectl, dir, nil)
+	if slices.Contains(alone, want) {
+		t.Errorf("kubectl %s without the slow-node settings asked for the OpenAPI document within %v too: the setting may be needless", version, alone)
+	}
+	if !t.Failed() {
+		say(t, "kubectl %s asks for the OpenAPI document within %v with the slow-node settings, %v without", version, got, alone)
+	}
+}
+
+// openAPITimeouts runs kubectl, with flags, as kubespray's apps play runs it (apply -f - -n
+// kube-system --server-side=false, from roles/kubernetes-apps/utils) against an API server on
+// loopback that has no OpenAPI document, and gives the timeout each of kubectl's requests for
+// one carried, in order.
+func openAPITimeouts(t *testing.T, kubectl, dir string, flags []string) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var timeouts []string
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/openapi/") {
+			mu.Lock()
+			timeouts = append(timeouts, r.URL.Query().Get("timeout"))
+			mu.Unlock()
+		}
+		http.NotFound(w, r)
+	}))
+	defer server.Close()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	must(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: site, cluster: {server: "`+server.URL+`"}}]
+users: [{name: admin, user: {}}]
+contexts: [{name: admin, context: {cluster: site, user: admin}}]
+current-context: admin
+`), 0o600))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	args := append([]string{"--kubeconfig", kubeconfig}, flags...)
+	cmd := exec.CommandContext(ctx, kubectl, append(args, "apply", "-f", "-", "-n", "kube-system", "--server-side=false")...)
+	cmd.Stdin = strings.NewReader(`{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "coredns"}}`)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "failed to download openapi") {
+		t.Fatalf("kubectl %v did not fail for want of an OpenAPI document: %v\n%s", flags, err, out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(timeouts) == 0 {
+		t.Fatalf("kubectl %v never asked for an OpenAPI document:\n%s", flags, out)
+	}
+	return slices.Clone(timeouts)
 }
