@@ -168,7 +168,10 @@ exec ansible-playbook "$@" --limit="$limit" upgrade-cluster.yml
 // the steps of the k8s-certs-renew.sh its auto_renew_certificates timer runs on each master
 // (roles/kubernetes/control-plane/templates): kubeadm renews every certificate it manages, the
 // control plane's static pods are removed so that the kubelet starts them again on the renewed
-// files, and the master's API server serves again before the next master's turn. Run on
+// files, and the master's API server serves again before the next master's turn. Unlike the
+// script, which ignores a removal that fails, each pod is removed until it is gone: the
+// eighth control-plane run's busy master failed removals two ways (a timeout, the kubelet
+// removing the same container), and a pod left running keeps the old certificates. Run on
 // demand, for every master, a master at a time, stopping at the first that fails. kubespray
 // has no playbook for it: its upgrade-cluster.yml at the cluster's own version (kubeadm
 // upgrade apply with certificate renewal) renewed only admin.conf and super-admin.conf, since
@@ -183,14 +186,37 @@ const RenewCertificatesPlaybook = `- name: Renew the control plane's certificate
   vars:
     bin: "{{ bin_dir | default('/usr/local/bin') }}"
     kubeconfig: "{{ kube_config_dir | default('/etc/kubernetes') }}/admin.conf"
+    root_kubeconfig: /root/.kube/config
+    # Seconds between the tries of a pod's removal.
+    removal_delay: 10
   tasks:
     - name: Expiration before the renewal
       ansible.builtin.command: "{{ bin }}/kubeadm certs check-expiration"
       changed_when: false
     - name: Renew every certificate kubeadm manages
       ansible.builtin.command: "{{ bin }}/kubeadm certs renew all"
+    - name: The control plane's pods on the old certificates
+      ansible.builtin.command: "{{ bin }}/crictl pods --namespace kube-system --name 'kube-scheduler-*|kube-controller-manager-*|kube-apiserver-*|etcd-*' -q"
+      register: old_pods
+      changed_when: false
+    # Each of those pods removed until it is gone; the kubelet starts a new one from its
+    # manifest. On a busy master a removal can outlast crictl's timeout, or meet the kubelet
+    # removing the same container ("already in removing state"), and crictl refuses to remove a
+    # pod that is gone: a try that fails passes when the pod is gone, and a retry removes only
+    # the old pod, never the new one the kubelet started.
     - name: Restart the control plane's static pods on the renewed certificates
-      ansible.builtin.shell: "{{ bin }}/crictl pods --namespace kube-system --name 'kube-scheduler-*|kube-controller-manager-*|kube-apiserver-*|etcd-*' -q | /usr/bin/xargs -r {{ bin }}/crictl rmp -f"
+      ansible.builtin.command:
+        argv:
+          - /bin/sh
+          - -c
+          - '"$0" rmp --force "$1" || { left=$("$0" pods --id "$1" -q) && [ -z "$left" ]; }'
+          - "{{ bin }}/crictl"
+          - "{{ item }}"
+      loop: "{{ old_pods.stdout_lines }}"
+      register: removal
+      until: removal.rc == 0
+      retries: 12
+      delay: "{{ removal_delay }}"
     - name: Wait for the API server to serve again
       ansible.builtin.command: "{{ bin }}/kubectl --kubeconfig {{ kubeconfig }} get --raw /readyz"
       register: ready
@@ -201,7 +227,7 @@ const RenewCertificatesPlaybook = `- name: Renew the control plane's certificate
     - name: root's kubeconfig, as kubespray keeps it
       ansible.builtin.copy:
         src: "{{ kubeconfig }}"
-        dest: /root/.kube/config
+        dest: "{{ root_kubeconfig }}"
         remote_src: true
         mode: "0600"
     - name: Expiration after the renewal

@@ -1,0 +1,122 @@
+package runkubespray_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+)
+
+// fakeCrictl plays a master's crictl as a busy one answered the renewal's restart (make
+// e2e-cluster E2E_CLUSTER=control-plane, the eighth run): its pods are the lines of the file
+// pods; rmp records the pod it was asked to remove, and the first removal of a pod named in the
+// file fails, as the file's line says (gone: the kubelet was removing it and did, so it is
+// gone after the failure; stuck: it stays); every removal makes the kubelet start a new pod
+// ("new-" and the name) as it does from the manifest. "pods --id" answers as crictl does.
+const fakeCrictl = `#!/bin/sh
+dir=$(dirname "$0")/..
+case "$1" in
+pods)
+	if [ "$2" = --id ]; then grep -x "$3" "$dir/pods" || true; else cat "$dir/pods"; fi ;;
+rmp)
+	id=$3
+	echo "$id" >> "$dir/rmp.calls"
+	grep -qx "$id" "$dir/pods" || { echo "getting sandbox status of pod \"$id\": NotFound" >&2; exit 1; }
+	echo "new-$id" >> "$dir/pods"
+	if grep -qx "$id gone" "$dir/fails" 2>/dev/null; then
+		sed -i "/^$id gone$/d" "$dir/fails"; sed -i "/^$id$/d" "$dir/pods"
+		echo "container is already in removing state" >&2; exit 1
+	fi
+	if grep -qx "$id stuck" "$dir/fails" 2>/dev/null; then
+		echo "StopPodSandbox: context deadline exceeded" >&2; exit 1
+	fi
+	sed -i "/^$id$/d" "$dir/pods" ;;
+*) exit 2 ;;
+esac
+`
+
+// TestRenewalRestartsTheOldPodsOnABusyMaster: RenewCertificatesPlaybook run by the real
+// ansible-playbook on a "master" that is this machine (a local connection, the paths moved
+// into a temporary folder, kubeadm and kubectl recorders, crictl the fake above). A pod whose
+// removal failed because the kubelet removed it is taken as removed, a removal that timed out
+// is tried again, only the pods listed before the restart are removed (never the new ones the
+// kubelet started), and a pod that never goes fails the renewal. The playbook as first built
+// removed whatever crictl listed and failed at the first error: on the eighth run's busy
+// master, the two of Argo's three tries whose logs were kept failed there, one on each error.
+func TestRenewalRestartsTheOldPodsOnABusyMaster(t *testing.T) {
+	playbook, err := exec.LookPath("ansible-playbook")
+	if err != nil {
+		t.Fatalf("ansible-playbook is missing: run `make test-deps` (Debian ansible-core)")
+	}
+	python, err := exec.LookPath("python3")
+	must(t, err)
+	for _, tc := range []struct {
+		name, fails string
+		passes      bool
+		removals    string
+	}{
+		{"every removal passes", "", true, "apiserver\nscheduler\n"},
+		{"the kubelet was removing the pod", "apiserver gone\n", true, "apiserver\nscheduler\n"},
+		{"a removal timed out once", "scheduler stuck-once\n", true, "apiserver\nscheduler\nscheduler\n"},
+		{"a pod never goes", "scheduler stuck\n", false, "apiserver\n" + strings.Repeat("scheduler\n", 13)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin, conf := filepath.Join(dir, "bin"), filepath.Join(dir, "kubernetes")
+			must(t, os.MkdirAll(bin, 0o755))
+			must(t, os.MkdirAll(conf, 0o755))
+			must(t, os.MkdirAll(filepath.Join(dir, "root", ".kube"), 0o755))
+			write(t, filepath.Join(dir, "pods"), "apiserver\nscheduler\n")
+			// stuck-once: stuck at the first removal, then gone at the next.
+			fails := strings.ReplaceAll(tc.fails, "stuck-once", "stuck")
+			write(t, filepath.Join(dir, "fails"), fails)
+			crictl := fakeCrictl
+			if strings.Contains(tc.fails, "stuck-once") {
+				crictl = strings.Replace(crictl, `echo "StopPodSandbox: context deadline exceeded" >&2; exit 1`,
+					`sed -i "/^$id stuck$/d" "$dir/fails"; echo "StopPodSandbox: context deadline exceeded" >&2; exit 1`, 1)
+			}
+			write(t, filepath.Join(bin, "crictl"), crictl)
+			kubeadmCalls := filepath.Join(dir, "kubeadm.calls")
+			write(t, filepath.Join(bin, "kubeadm"), "#!/bin/sh\necho \"$@\" >> "+kubeadmCalls+"\n")
+			write(t, filepath.Join(bin, "kubectl"), "#!/bin/sh\n[ \"$*\" = \"--kubeconfig "+conf+"/admin.conf get --raw /readyz\" ]\n")
+			for _, b := range []string{"crictl", "kubeadm", "kubectl"} {
+				must(t, os.Chmod(filepath.Join(bin, b), 0o755))
+			}
+			write(t, filepath.Join(conf, "admin.conf"), "renewed\n")
+			inventory := filepath.Join(dir, "hosts.ini")
+			// ansible_become=false: a connection variable outranks the play's become, and the
+			// master is this machine.
+			write(t, inventory, "[kube_control_plane]\nmaster\n[all:vars]\nansible_connection=local\nansible_become=false\n"+
+				"ansible_python_interpreter="+python+"\nbin_dir="+bin+"\nkube_config_dir="+conf+"\n")
+			book := filepath.Join(dir, runkubespray.RenewCertificatesPlaybookFile)
+			write(t, book, runkubespray.RenewCertificatesPlaybook)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, playbook, "--inventory="+inventory, "--extra-vars=removal_delay=0",
+				"--extra-vars=root_kubeconfig="+filepath.Join(dir, "root", ".kube", "config"), book)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp"), "ANSIBLE_NOCOLOR=1")
+			out, err := cmd.CombinedOutput()
+			if (err == nil) != tc.passes {
+				t.Fatalf("the renewal's playbook: %v, want it to pass: %v\n%s", err, tc.passes, out)
+			}
+			if removals, _ := os.ReadFile(filepath.Join(dir, "rmp.calls")); string(removals) != tc.removals {
+				t.Errorf("crictl removed\n%s\nwant\n%s\n%s", removals, tc.removals, out)
+			}
+			wantKubeadm := "certs check-expiration\ncerts renew all\n"
+			if tc.passes {
+				wantKubeadm += "certs check-expiration\n"
+				if config, _ := os.ReadFile(filepath.Join(dir, "root", ".kube", "config")); string(config) != "renewed\n" {
+					t.Errorf("root's kubeconfig is %q, want the renewed admin.conf", config)
+				}
+			}
+			if calls, _ := os.ReadFile(kubeadmCalls); string(calls) != wantKubeadm {
+				t.Errorf("kubeadm ran\n%s\nwant\n%s", calls, wantKubeadm)
+			}
+		})
+	}
+}
