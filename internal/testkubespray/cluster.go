@@ -71,8 +71,9 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		// to validate what it applies. The saturated first master took longer while master2
 		// joined, and cluster.yml failed in its apps play: "failed to download openapi ...
 		// Client.Timeout exceeded" (make e2e-cluster E2E_CLUSTER=control-plane, the seventh
-		// run). The command is kubespray's default with its default bin_dir and kube_config_dir
-		// written out, since an extra variable may not hold Jinja2.
+		// run); so set, the eighth run's cluster.yml added master2 at its first try. The
+		// command is kubespray's default with its default bin_dir and kube_config_dir written
+		// out, since an extra variable may not hold Jinja2.
 		"kubectl": bpav1.ExtraVar(KubesprayKubectl + " --request-timeout=" + KubectlRequestTimeout.String()),
 	}
 }
