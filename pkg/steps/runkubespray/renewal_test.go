@@ -13,11 +13,12 @@ import (
 )
 
 // fakeCrictl plays a master's crictl as a busy one answered the renewal's restart (make
-// e2e-cluster E2E_CLUSTER=control-plane, the eighth run): its pods are the lines of the file
-// pods; rmp records the pod it was asked to remove, and the first removal of a pod named in the
-// file fails, as the file's line says (gone: the kubelet was removing it and did, so it is
-// gone after the failure; stuck: it stays); every removal makes the kubelet start a new pod
-// ("new-" and the name) as it does from the manifest. "pods --id" answers as crictl does.
+// e2e-cluster E2E_CLUSTER=control-plane, the eighth run). Its pods are the lines of the file
+// "pods". rmp records the pod it was asked to remove and makes the kubelet start a new pod
+// ("new-" and the name), as it does from the manifest; a pod with a line in the file "fails"
+// fails its removals as that line says: "gone" fails the first (the kubelet was removing the
+// pod, and it is gone after), "stuck" fails every one and the pod stays. "pods --id" answers
+// as crictl does.
 const fakeCrictl = `#!/bin/sh
 dir=$(dirname "$0")/..
 case "$1" in
