@@ -357,7 +357,8 @@ func TestUnrenewedCertificates(t *testing.T) {
 // its probes and was killed three times in 40 minutes while master2 joined (load average 22–29,
 // make e2e-cluster E2E_CLUSTER=control-plane, its sixth run). One CPU each is one thread each.
 // So set (the seventh run), neither API server was restarted, but the first master's one CPU
-// was still saturated (CPU pressure 99%) and a kubectl of kubespray's timed out on it (32 s).
+// was still saturated (CPU pressure 99%) and a kubectl of kubespray's timed out on it (32 s),
+// which the slow-node settings now give 5 minutes (testkubespray.SlowNodes).
 func oneCPUMaster(name string) testvm.Spec {
 	m := realMaster(name)
 	m.CPUs = 1

@@ -17,8 +17,8 @@ import (
 // "pods". rmp records the pod it was asked to remove and makes the kubelet start a new pod
 // ("new-" and the name), as it does from the manifest; a pod with a line in the file "fails"
 // fails its removals as that line says: "gone" fails the first (the kubelet was removing the
-// pod, and it is gone after), "stuck" fails every one and the pod stays. "pods --id" answers
-// as crictl does.
+// pod, and it is gone after), "stuck-once" fails the first and the pod stays until the next,
+// "stuck" fails every one and the pod stays. "pods --id" answers as crictl does.
 const fakeCrictl = `#!/bin/sh
 dir=$(dirname "$0")/..
 case "$1" in
@@ -32,6 +32,10 @@ rmp)
 	if grep -qx "$id gone" "$dir/fails" 2>/dev/null; then
 		sed -i "/^$id gone$/d" "$dir/fails"; sed -i "/^$id$/d" "$dir/pods"
 		echo "container is already in removing state" >&2; exit 1
+	fi
+	if grep -qx "$id stuck-once" "$dir/fails" 2>/dev/null; then
+		sed -i "/^$id stuck-once$/d" "$dir/fails"
+		echo "StopPodSandbox: context deadline exceeded" >&2; exit 1
 	fi
 	if grep -qx "$id stuck" "$dir/fails" 2>/dev/null; then
 		echo "StopPodSandbox: context deadline exceeded" >&2; exit 1
@@ -73,15 +77,8 @@ func TestRenewalRestartsTheOldPodsOnABusyMaster(t *testing.T) {
 			must(t, os.MkdirAll(conf, 0o755))
 			must(t, os.MkdirAll(filepath.Join(dir, "root", ".kube"), 0o755))
 			write(t, filepath.Join(dir, "pods"), "apiserver\nscheduler\n")
-			// stuck-once: stuck at the first removal, then gone at the next.
-			fails := strings.ReplaceAll(tc.fails, "stuck-once", "stuck")
-			write(t, filepath.Join(dir, "fails"), fails)
-			crictl := fakeCrictl
-			if strings.Contains(tc.fails, "stuck-once") {
-				crictl = strings.Replace(crictl, `echo "StopPodSandbox: context deadline exceeded" >&2; exit 1`,
-					`sed -i "/^$id stuck$/d" "$dir/fails"; echo "StopPodSandbox: context deadline exceeded" >&2; exit 1`, 1)
-			}
-			write(t, filepath.Join(bin, "crictl"), crictl)
+			write(t, filepath.Join(dir, "fails"), tc.fails)
+			write(t, filepath.Join(bin, "crictl"), fakeCrictl)
 			kubeadmCalls := filepath.Join(dir, "kubeadm.calls")
 			write(t, filepath.Join(bin, "kubeadm"), "#!/bin/sh\necho \"$@\" >> "+kubeadmCalls+"\n")
 			write(t, filepath.Join(bin, "kubectl"), "#!/bin/sh\n[ \"$*\" = \"--kubeconfig "+conf+"/admin.conf get --raw /readyz\" ]\n")
