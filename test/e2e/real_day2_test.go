@@ -96,13 +96,19 @@ func TestRealClusterUpgradeUnderArgo(t *testing.T) {
 // the product. A master alone (with no workers it takes the worker role too) is installed by
 // the real cluster.yml; the site's second machine is added as a second master (the real
 // cluster.yml, the new master last in kube_control_plane; etcd stays one member, as it keeps an
-// odd number), the certificates of both masters are renewed, and master2 is removed (the real
-// remove-node.yml), etcd's membership checked before and after each change. Two masters and no
-// worker: the three-master cluster the issue prefers fits in memory (3 GiB each) but not in 2
-// cores, on which every emulated master runs an API server. Even a master, a worker and master2
-// did not fit: while master2 joined, the first master ran at a load average of 29 on its two
-// CPUs (CPU pressure 98%), kubectl's TLS handshakes with its API server timed out, and
-// kubeadm's join failed (2026-11-29). Each master has one emulated CPU (oneCPUMaster).
+// odd number), and master2 is removed (the real remove-node.yml), etcd's membership checked
+// before and after each change. Two masters and no worker: the three-master cluster the issue
+// prefers fits in memory (3 GiB each) but not in 2 cores, on which every emulated master runs
+// an API server. Even a master, a worker and master2 did not fit: while master2 joined, the
+// first master ran at a load average of 29 on its two CPUs (CPU pressure 98%), kubectl's TLS
+// handshakes with its API server timed out, and kubeadm's join failed (2026-11-29). Each master
+// has one emulated CPU (oneCPUMaster). The certificates are not renewed while master2 is there, as the eighth and ninth runs did:
+// with two API servers on its etcd, the first master's etcd took 0.93 s on average to apply a
+// request (1669 applies over 100 ms in the 25 minutes after master2 joined, against 64 in the
+// 25 before), and the API server the renewal restarts never served again: each start that got
+// that far (3 of 3 in the ninth run) exited at its post-start check of the Services' IPs and
+// ports, which kube-apiserver gives one minute, hard-coded (start-service-ip-repair-controllers).
+// The renewal has its own run on a master and a worker (TestRealCertificateRenewalUnderArgo).
 // make e2e-cluster E2E_CLUSTER=control-plane runs it (BPA_REAL_CONTROL_PLANE=1).
 func TestRealControlPlaneUnderArgo(t *testing.T) {
 	archive, built := realClusterBuilds(t, "BPA_REAL_CONTROL_PLANE",
@@ -116,10 +122,7 @@ func TestRealControlPlaneUnderArgo(t *testing.T) {
 	oneCPUMasterVars(p)
 	kube, _ := s.applyRealCluster(p, "no plugin, no worker (the master takes the worker role)", "master")
 	s.addMaster(p, kube, s.hosts[1], 2)
-	// The renewal on a control plane of two masters: kubespray's renewal runs on one master at
-	// a time, and every certificate of both must come back later.
-	s.renewCertificates(p, 3, "master", "master2")
-	s.removeMaster(p, kube, 4)
+	s.removeMaster(p, kube, 3)
 }
 
 // TestRealCertificateRenewalUnderArgo: a real cluster's control-plane certificates renewed
