@@ -102,13 +102,14 @@ func TestRealClusterUpgradeUnderArgo(t *testing.T) {
 // an API server. Even a master, a worker and master2 did not fit: while master2 joined, the
 // first master ran at a load average of 29 on its two CPUs (CPU pressure 98%), kubectl's TLS
 // handshakes with its API server timed out, and kubeadm's join failed (2026-11-29). Each master
-// has one emulated CPU (oneCPUMaster). The certificates are not renewed while master2 is there, as the eighth and ninth runs did:
-// with two API servers on its etcd, the first master's etcd took 0.93 s on average to apply a
-// request (1669 applies over 100 ms in the 25 minutes after master2 joined, against 64 in the
-// 25 before), and the API server the renewal restarts never served again: each start that got
-// that far (3 of 3 in the ninth run) exited at its post-start check of the Services' IPs and
-// ports, which kube-apiserver gives one minute, hard-coded (start-service-ip-repair-controllers).
-// The renewal has its own run on a master and a worker (TestRealCertificateRenewalUnderArgo).
+// has one emulated CPU (oneCPUMaster). Unlike the eighth and ninth runs, the test renews no
+// certificates while master2 is there: with two API servers on it, the first master's etcd
+// took 0.93 s on average to apply a request (1669 applies over 100 ms in the 25 minutes after
+// master2 joined, against 64 in the 25 before), and the API server the renewal restarted never
+// served again: each start that got that far (3 of 3 in the ninth run) exited at its
+// post-start check of the Services' IPs and ports, which kube-apiserver gives one minute,
+// hard-coded (start-service-ip-repair-controllers). The renewal has its own run on a master
+// and a worker (TestRealCertificateRenewalUnderArgo).
 // make e2e-cluster E2E_CLUSTER=control-plane runs it (BPA_REAL_CONTROL_PLANE=1).
 func TestRealControlPlaneUnderArgo(t *testing.T) {
 	archive, built := realClusterBuilds(t, "BPA_REAL_CONTROL_PLANE",
