@@ -107,8 +107,9 @@ vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's ker
 # The day-2 runs of the control plane are tests of their own, each on a cluster of its own and
 # about two hours warm, so that each fits in a session: E2E_CLUSTER=upgrade (a master and a worker
 # at 1.33.4, the test's upgradeFrom, whose downloads are built too, upgraded to kubespray's
-# default in two waves, the worker's approved), E2E_CLUSTER=control-plane (a second master added
-# and removed), E2E_CLUSTER=renewal (the control plane's certificates renewed).
+# default in two waves, the worker's approved), E2E_CLUSTER=master-added (a second master added
+# to a master alone), E2E_CLUSTER=master-removed (the second of two masters removed),
+# E2E_CLUSTER=renewal (the control plane's certificates renewed).
 E2E_CLUSTER ?= hand argo
 UNTIL ?= 1
 
@@ -116,13 +117,14 @@ UNTIL ?= 1
 e2e-cluster: export BPA_REAL_CLUSTER := $(UNTIL)
 e2e-cluster: export BPA_KUBESPRAY_LOG := $(CURDIR)/bin/e2e-cluster-kubespray.log
 e2e-cluster: export BPA_E2E_CLUSTER_FIGURES := $(CURDIR)/bin/e2e-cluster-figures.json
-e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, by hand then through the controller and Argo, then a worker removed live and added back, one removed powered off; E2E_CLUSTER=upgrade, control-plane or renewal: a day-2 run of its own (root; hours: UNTIL=ready, 70 min, stops both at Ready).
+e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, by hand then through the controller and Argo, then a worker removed live and added back, one removed powered off; E2E_CLUSTER=upgrade, master-added, master-removed or renewal: a day-2 run of its own (root; hours: UNTIL=ready, 70 min, stops both at Ready).
 	@mkdir -p bin && : > $$BPA_KUBESPRAY_LOG && echo "kubespray's output by hand, as it comes: tail -f $$BPA_KUBESPRAY_LOG"
 	@if [[ " $(E2E_CLUSTER) " == *" hand "* ]]; then set -x; $(VM_SUITE) -timeout 150m -run 'TestRealClusterOnVirtualMachines' ./test/vm/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" upgrade "* ]]; then set -x; from="$$(hack/kubespray-downloads.sh 1.33.4)" && \
 	  export BPA_REAL_UPGRADE=1 BPA_KUBESPRAY_DOWNLOADS_FROM="$$from" && $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUpgradeUnderArgo' ./test/e2e/; fi
-	@if [[ " $(E2E_CLUSTER) " == *" control-plane "* ]]; then set -x; export BPA_REAL_CONTROL_PLANE=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealControlPlaneUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" master-added "* ]]; then set -x; export BPA_REAL_MASTER_ADDED=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealMasterAddedUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" master-removed "* ]]; then set -x; export BPA_REAL_MASTER_REMOVED=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealMasterRemovedUnderArgo' ./test/e2e/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" renewal "* ]]; then set -x; export BPA_REAL_RENEWAL=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealCertificateRenewalUnderArgo' ./test/e2e/; fi
 
 .PHONY: test-update-golden

@@ -32,7 +32,8 @@ func TestEachRealClusterRunReachesItsTest(t *testing.T) {
 		{"hand", "TestRealClusterOnVirtualMachines", []string{"BPA_REAL_CLUSTER=1"}},
 		{"argo", "TestRealClusterUnderArgo", []string{"BPA_REAL_CLUSTER=1"}},
 		{"upgrade", "TestRealClusterUpgradeUnderArgo", []string{"BPA_REAL_UPGRADE=1", "BPA_KUBESPRAY_DOWNLOADS_FROM=/downloads/1.33.4"}},
-		{"control-plane", "TestRealControlPlaneUnderArgo", []string{"BPA_REAL_CONTROL_PLANE=1"}},
+		{"master-added", "TestRealMasterAddedUnderArgo", []string{"BPA_REAL_MASTER_ADDED=1"}},
+		{"master-removed", "TestRealMasterRemovedUnderArgo", []string{"BPA_REAL_MASTER_REMOVED=1"}},
 		{"renewal", "TestRealCertificateRenewalUnderArgo", []string{"BPA_REAL_RENEWAL=1"}},
 	} {
 		t.Run(tc.cluster, func(t *testing.T) {
