@@ -324,7 +324,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("generation 3 runs %q", args)
 	}
 	s.waitProvisioningReady(p, 3)
-	if got := s.removalVars(p, 3); got != `{"reset_nodes":true,"allow_ungraceful_removal":false}` {
+	if got := s.removalVars(p, 3); got != gracefulRemovalVars {
 		t.Errorf("worker-2 answering, check-leaving-nodes chose %s", got)
 	}
 	if got := s.hosts[0].file("removed-nodes"); got != "worker-2" {
@@ -765,6 +765,10 @@ func (s *suite) waitSoftwareReady(sw *bpav1.Software, generation int64, nodes in
 		return nil
 	})
 }
+
+// gracefulRemovalVars is what check-leaving-nodes chooses for nodes that all answer: drain
+// and reset them, no ungraceful removal.
+const gracefulRemovalVars = `{"reset_nodes":true,"allow_ungraceful_removal":false}`
 
 // removalVars are what check-leaving-nodes chose in the Provisioning's Workflow of generation.
 func (s *suite) removalVars(p *bpav1.Provisioning, generation int64) string {

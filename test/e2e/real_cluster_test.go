@@ -188,7 +188,7 @@ func (s *suite) removeAndAdd(p *bpav1.Provisioning, sw *bpav1.Software, kube kub
 		p.Spec.Workers = slices.DeleteFunc(p.Spec.Workers, func(e bpav1.HostEntry) bool { _, ok := e["worker2"]; return ok })
 	})
 	s.waitProvisioningReady(p, first)
-	if got := s.removalVars(p, first); got != `{"reset_nodes":true,"allow_ungraceful_removal":false}` {
+	if got := s.removalVars(p, first); got != gracefulRemovalVars {
 		t.Errorf("worker2 answering, check-leaving-nodes chose %s", got)
 	}
 	state := testkubespray.WaitForNodes(t, kube, "after worker2's removal,", "master", "worker")
