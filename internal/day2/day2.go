@@ -207,6 +207,18 @@ func recorded(list []bpav1.ProvisionedEntry) map[string]string {
 	return out
 }
 
+// createPlan is a new cluster's cluster.yml. kubeadm initialises the cluster on the first
+// master and the others join it, as masters added later do: an attempt of Argo's retry (or of
+// a later generation) first resets a join an earlier one left half done, which kubeadm's
+// preflight would refuse again and again.
+func createPlan(spec *bpav1.ProvisioningSpec) runkubespray.Plan {
+	plan := runkubespray.Plan{Mode: runkubespray.ModeCreate}
+	if cp := newGroups(spec).controlPlane; len(cp) > 1 {
+		plan.Joining = cp[1:]
+	}
+	return plan
+}
+
 // nodesPlan chooses this generation's kubespray run by comparing the spec with the cluster
 // as the last successful Workflow left it (version is the Kubernetes version it runs, "" when
 // not known):
@@ -219,7 +231,7 @@ func recorded(list []bpav1.ProvisionedEntry) map[string]string {
 func nodesPlan(p *bpav1.Provisioning, version string) (runkubespray.Plan, error) {
 	rec := p.Status.Provisioned
 	if rec == nil {
-		return runkubespray.Plan{Mode: runkubespray.ModeCreate}, nil
+		return createPlan(&p.Spec), nil
 	}
 	if mastersChange(rec, &p.Spec) != "" {
 		return controlPlanePlan(p, recordedGroups(rec), version)

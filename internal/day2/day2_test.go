@@ -96,6 +96,14 @@ func TestKubesprayPlan(t *testing.T) {
 		name: "first run", reason: "nothing provisioned yet: cluster.yml",
 		p: base(), want: runkubespray.Plan{Mode: runkubespray.ModeCreate},
 	}, {
+		name: "first run of three masters", reason: "cluster.yml; the masters after the first (by name, as the inventory orders them) join, each cleared first of a join an earlier attempt left half done",
+		p: func() *bpav1.Provisioning {
+			p := base()
+			p.Spec.Masters = []bpav1.HostEntry{entry("master-c", "00:00:00:00:00:0c"), entry("master-a", "00:00:00:00:00:0a"), entry("master-b", "00:00:00:00:00:0b")}
+			return p
+		}(),
+		want: runkubespray.Plan{Mode: runkubespray.ModeCreate, Joining: []string{"master-b", "master-c"}},
+	}, {
 		name: "no change", reason: "a new generation with the same nodes converges with cluster.yml",
 		p: provisioned(func(*bpav1.Provisioning) {}), want: runkubespray.Plan{Mode: runkubespray.ModeCreate},
 	}, {

@@ -1,11 +1,12 @@
 package runkubespray_test
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"testing"
 	"time"
 
@@ -20,7 +21,9 @@ import (
 // ansible-playbook, its question put by the real kubectl to a real API server, on "machines"
 // that are this one (local connections, the paths moved into a temporary folder, kubeadm a
 // recorder). Only a joining master with the control plane's manifests that the cluster does not
-// count as a control-plane node is reset. The recording tests of the script cannot see what
+// count as a control-plane node is reset; the first master is never asked about, and a master
+// without Python (a new cluster's, before kubespray's bootstrap) is asked without it. The
+// recording tests of the script cannot see what
 // kubectl accepts: a question kubectl refused (a node's name together with a selector) failed
 // the reset on the machines, and with it Argo's retry of the join.
 func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
@@ -58,12 +61,18 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 		// manifests: master2 has the control plane's manifests; node: master2 is in the
 		// cluster, perhaps as a control-plane node.
 		manifests, node, controlPlane bool
-		reset                         bool
+		// limit: the hosts the playbook is limited to (master2 unless set); noPython: the
+		// hosts have no Python interpreter.
+		limit    string
+		noPython bool
+		reset    bool
 	}{
 		{name: "nothing on master2: a first join", reset: false},
 		{name: "manifests, not in the cluster: the join failed before the kubelet registered", manifests: true, reset: true},
 		{name: "manifests, in the cluster without the role: the join failed at mark-control-plane", manifests: true, node: true, reset: true},
 		{name: "manifests, a control-plane node: joined, never touched", manifests: true, node: true, controlPlane: true, reset: false},
+		{name: "a new cluster's first attempt: no Python yet, nothing on master2", noPython: true, reset: false},
+		{name: "a new cluster's masters: the first one is left alone", limit: "master,master2", manifests: true, reset: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -84,6 +93,9 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 			}
 			python, err := exec.LookPath("python3")
 			must(t, err)
+			if tc.noPython {
+				python = filepath.Join(dir, "no-python")
+			}
 			inventory := filepath.Join(dir, "hosts.ini")
 			// ansible_become=false: a connection variable outranks the play's become, and
 			// these machines are this one.
@@ -91,7 +103,8 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 				"ansible_python_interpreter="+python+"\nbin_dir="+bin+"\nkube_config_dir="+conf+"\nkube_cert_dir="+certs+"\n")
 			book := filepath.Join(dir, runkubespray.ResetFailedJoinsPlaybookFile)
 			write(t, book, runkubespray.ResetFailedJoinsPlaybook)
-			cmd := exec.CommandContext(ctx, playbook, "--inventory="+inventory, "--limit=master2", book)
+			limit := cmp.Or(tc.limit, "master2")
+			cmd := exec.CommandContext(ctx, playbook, "--inventory="+inventory, "--limit="+limit, book)
 			cmd.Dir, cmd.Env = dir, append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp"), "ANSIBLE_NOCOLOR=1")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -105,8 +118,11 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 			if string(calls) != want {
 				t.Errorf("kubeadm ran %q, want %q\n%s", calls, want, out)
 			}
-			if !strings.Contains(string(out), "master2") {
+			if !regexp.MustCompile(`(?m)^master2 +: ok=`).Match(out) {
 				t.Errorf("the playbook did not run on master2:\n%s", out)
+			}
+			if regexp.MustCompile(`(?m)^master +:`).Match(out) {
+				t.Errorf("the playbook ran on the first master:\n%s", out)
 			}
 		})
 	}

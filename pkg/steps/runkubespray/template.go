@@ -264,22 +264,25 @@ cat > "$playbook" <<'PLAYBOOK'
 // cluster.yml run again skips the join (it sees the kubelet's configuration) and waits in vain
 // for the node's control-plane role. kubeadm reset clears the node for a new join, as
 // kubespray's later releases do between attempts. A first attempt finds nothing to reset, and
-// a master the cluster already counts is never touched. Found by make e2e-cluster
+// a master the cluster already counts is never touched, nor is the first master (the one
+// kubeadm initialises the cluster on, whom the playbook asks). Found by make e2e-cluster
 // E2E_CLUSTER=control-plane: kubeadm's first join failed on the emulated machines, once because
 // its kubelet's TLS bootstrap (against the joining master's own API server, still starting)
-// outlasted kubeadm's 5 minutes. The first task needs Python on the joining master, as every
-// task of cluster.yml after its bootstrap play does.
+// outlasted kubeadm's 5 minutes. The masters of a new cluster join too, before kubespray's
+// bootstrap has installed Python on them: the first task is raw, and the others run only where
+// a join has been, which came after the bootstrap.
 const ResetFailedJoinsPlaybook = `- name: Reset a master's join that an earlier attempt left half done
-  hosts: kube_control_plane
+  hosts: kube_control_plane[1:]
   gather_facts: false
   become: true
   vars:
     bin: "{{ bin_dir | default('/usr/local/bin') }}"
+    manifest: "{{ kube_config_dir | default('/etc/kubernetes') }}/manifests/kube-apiserver.yaml"
   tasks:
     - name: The control plane's manifests a join writes
-      ansible.builtin.stat:
-        path: "{{ kube_config_dir | default('/etc/kubernetes') }}/manifests/kube-apiserver.yaml"
-      register: manifest
+      ansible.builtin.raw: if test -e {{ manifest | quote }}; then echo written; fi
+      register: manifests
+      changed_when: false
     - name: Whether the cluster counts the node as a control-plane node
       ansible.builtin.command: >-
         {{ bin }}/kubectl --kubeconfig {{ kube_config_dir | default('/etc/kubernetes') }}/admin.conf
@@ -291,10 +294,10 @@ const ResetFailedJoinsPlaybook = `- name: Reset a master's join that an earlier 
       retries: 10
       delay: 10
       changed_when: false
-      when: manifest.stat.exists
+      when: manifests.stdout | trim == "written"
     - name: Reset the half-done join
       ansible.builtin.command: "{{ bin }}/kubeadm reset --force --cert-dir {{ kube_cert_dir | default('/etc/kubernetes/ssl') }}"
-      when: manifest.stat.exists and member.stdout == ""
+      when: manifests.stdout | trim == "written" and member.stdout == ""
 `
 
 // ResetFailedJoinsPlaybookFile is the name ResetFailedJoinsScript writes the playbook under, in
