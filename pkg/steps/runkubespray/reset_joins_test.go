@@ -23,9 +23,9 @@ import (
 // recorder). Only a joining master with the control plane's manifests that the cluster does not
 // count as a control-plane node is reset; the first master is never asked about, and a master
 // without Python (a new cluster's, before kubespray's bootstrap) is asked without it. The
-// recording tests of the script cannot see what
-// kubectl accepts: a question kubectl refused (a node's name together with a selector) failed
-// the reset on the machines, and with it Argo's retry of the join.
+// recording tests of the script cannot see what kubectl accepts: a question kubectl refused (a
+// node's name together with a selector) failed the reset on the machines, and with it Argo's
+// retry of the join.
 func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 	playbook, err := exec.LookPath("ansible-playbook")
 	if err != nil {
