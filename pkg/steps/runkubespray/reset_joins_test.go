@@ -3,6 +3,7 @@ package runkubespray_test
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
@@ -22,10 +25,11 @@ import (
 // that are this one (local connections, the paths moved into a temporary folder, kubeadm a
 // recorder). Only a joining master with the control plane's manifests that the cluster does not
 // count as a control-plane node is reset; the first master is never asked about, and a master
-// without Python (a new cluster's, before kubespray's bootstrap) is asked without it. The
-// recording tests of the script cannot see what kubectl accepts: a question kubectl refused (a
-// node's name together with a selector) failed the reset on the machines, and with it Argo's
-// retry of the join.
+// without Python (a new cluster's, before kubespray's bootstrap) is asked without it, and one
+// whose sudo warns (over a real sshd, in raw's terminal) is read past the warning. The recording
+// tests of the script cannot see what kubectl accepts: a question kubectl refused (a node's name
+// together with a selector) failed the reset on the machines, and with it Argo's retry of the
+// join; nor what raw's terminal adds: sudo's warning hid a real half-done join from the reset.
 func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 	playbook, err := exec.LookPath("ansible-playbook")
 	if err != nil {
@@ -65,7 +69,11 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 		// hosts have no Python interpreter.
 		limit    string
 		noPython bool
-		reset    bool
+		// overSSH: master2 is reached over a real sshd, with become through a sudo that warns
+		// on stderr as the machines' sudo does (their hostname did not resolve); raw's
+		// terminal writes the warning into the output the playbook reads.
+		overSSH bool
+		reset   bool
 	}{
 		{name: "nothing on master2: a first join", reset: false},
 		{name: "manifests, not in the cluster: the join failed before the kubelet registered", manifests: true, reset: true},
@@ -73,6 +81,8 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 		{name: "manifests, a control-plane node: joined, never touched", manifests: true, node: true, controlPlane: true, reset: false},
 		{name: "a new cluster's first attempt: no Python yet, nothing on master2", noPython: true, reset: false},
 		{name: "a new cluster's masters: the first one is left alone", limit: "master,master2", manifests: true, reset: true},
+		{name: "manifests on a node whose sudo warns: the warning shares raw's output", manifests: true, overSSH: true, reset: true},
+		{name: "nothing on a node whose sudo warns", overSSH: true, reset: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -96,16 +106,24 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 			if tc.noPython {
 				python = filepath.Join(dir, "no-python")
 			}
+			master2 := "master2"
+			if tc.overSSH {
+				master2 += overSSH(t, dir)
+			}
 			inventory := filepath.Join(dir, "hosts.ini")
 			// ansible_become=false: a connection variable outranks the play's become, and
 			// these machines are this one.
-			write(t, inventory, "[kube_control_plane]\nmaster\nmaster2\n[all:vars]\nansible_connection=local\nansible_become=false\n"+
+			write(t, inventory, "[kube_control_plane]\nmaster\n"+master2+"\n[all:vars]\nansible_connection=local\nansible_become=false\n"+
 				"ansible_python_interpreter="+python+"\nbin_dir="+bin+"\nkube_config_dir="+conf+"\nkube_cert_dir="+certs+"\n")
 			book := filepath.Join(dir, runkubespray.ResetFailedJoinsPlaybookFile)
 			write(t, book, runkubespray.ResetFailedJoinsPlaybook)
 			limit := cmp.Or(tc.limit, "master2")
 			cmd := exec.CommandContext(ctx, playbook, "--inventory="+inventory, "--limit="+limit, book)
-			cmd.Dir, cmd.Env = dir, append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp"), "ANSIBLE_NOCOLOR=1")
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp"), "ANSIBLE_NOCOLOR=1",
+				// No shared connection left behind, and no socket under the long temporary path.
+				"ANSIBLE_SSH_ARGS=-o ControlMaster=no",
+				// The test logs in as root: become to root is skipped unless allowed.
+				"ANSIBLE_BECOME_ALLOW_SAME_USER=true")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("the reset's playbook failed: %v\n%s", err, out)
@@ -126,6 +144,22 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// overSSH is master2's host variables for a connection over a real sshd on 127.0.0.1, with
+// become through a sudo that writes sudo's warning about an unresolvable hostname on stderr
+// and then runs the command as it is (the test runs as root).
+func overSSH(t *testing.T, dir string) string {
+	sshd := testsshd.Start(t)
+	knownHosts := filepath.Join(dir, "known_hosts")
+	write(t, knownHosts, fmt.Sprintf("[127.0.0.1]:%d %s", sshd.Port, ssh.MarshalAuthorizedKey(sshd.HostKey)))
+	sudo := filepath.Join(dir, "sudo")
+	write(t, sudo, "#!/bin/sh\necho 'sudo: unable to resolve host master2: Temporary failure in name resolution' >&2\n"+
+		"while [ $# -gt 0 ] && [ \"$1\" != /bin/sh ]; do shift; done\nexec \"$@\"\n")
+	must(t, os.Chmod(sudo, 0o755))
+	return fmt.Sprintf(" ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=%d ansible_user=%s ansible_become=true ansible_become_exe=%s"+
+		" ansible_ssh_private_key_file=%s ansible_ssh_common_args='-o UserKnownHostsFile=%s'",
+		sshd.Port, testsshd.User(t), sudo, sshd.ClientKeyFile, knownHosts)
 }
 
 func must(t *testing.T, err error) {
