@@ -46,6 +46,12 @@ type Server struct {
 // Addr is host:port.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
 
+// KnownHostsLine is the server's line in an OpenSSH known_hosts file, as a client that dials Addr
+// looks it up.
+func (s *Server) KnownHostsLine() string {
+	return fmt.Sprintf("[127.0.0.1]:%d %s", s.Port, ssh.MarshalAuthorizedKey(s.HostKey))
+}
+
 // User is the user a test server accepts ClientKeyFile for: the one running the test (root in
 // CI).
 func User(t testing.TB) string {

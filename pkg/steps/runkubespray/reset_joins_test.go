@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -152,7 +151,7 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 func overSSH(t *testing.T, dir string) string {
 	sshd := testsshd.Start(t)
 	knownHosts := filepath.Join(dir, "known_hosts")
-	write(t, knownHosts, fmt.Sprintf("[127.0.0.1]:%d %s", sshd.Port, ssh.MarshalAuthorizedKey(sshd.HostKey)))
+	write(t, knownHosts, sshd.KnownHostsLine())
 	sudo := filepath.Join(dir, "sudo")
 	write(t, sudo, "#!/bin/sh\necho 'sudo: unable to resolve host master2: Temporary failure in name resolution' >&2\n"+
 		"while [ $# -gt 0 ] && [ \"$1\" != /bin/sh ]; do shift; done\nexec \"$@\"\n")

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
@@ -33,8 +31,7 @@ func TestASilentNodeFailsItsTask(t *testing.T) {
 	sshd := testsshd.Start(t)
 	dir := t.TempDir()
 	knownHosts := filepath.Join(dir, "known_hosts")
-	line := fmt.Sprintf("[127.0.0.1]:%d %s", sshd.Port, ssh.MarshalAuthorizedKey(sshd.HostKey))
-	write(t, knownHosts, line)
+	write(t, knownHosts, sshd.KnownHostsLine())
 	environ := testenv.KubesprayEnv(t, testutil.Provisioning(t, "provisioning-cluster-abc.yaml"), knownHosts, t.TempDir())
 	shortened := false
 	for i, e := range environ {
