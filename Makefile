@@ -117,8 +117,10 @@ UNTIL ?= 1
 e2e-cluster: export BPA_REAL_CLUSTER := $(UNTIL)
 e2e-cluster: export BPA_KUBESPRAY_LOG := $(CURDIR)/bin/e2e-cluster-kubespray.log
 e2e-cluster: export BPA_E2E_CLUSTER_FIGURES := $(CURDIR)/bin/e2e-cluster-figures.json
+e2e-cluster: export BPA_E2E_STEP_LOGS := $(CURDIR)/bin/e2e-cluster-step-logs
 e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the virtual machines, offline from the site's mirror, by hand then through the controller and Argo, then a worker removed live and added back, one removed powered off; E2E_CLUSTER=upgrade, master-added, master-removed or renewal: a day-2 run of its own (root; hours: UNTIL=ready, 70 min, stops both at Ready).
 	@mkdir -p bin && : > $$BPA_KUBESPRAY_LOG && echo "kubespray's output by hand, as it comes: tail -f $$BPA_KUBESPRAY_LOG"
+	@rm -rf $$BPA_E2E_STEP_LOGS && echo "through Argo, each attempt of run-kubespray, as it comes: $$BPA_E2E_STEP_LOGS/"
 	@if [[ " $(E2E_CLUSTER) " == *" hand "* ]]; then set -x; $(VM_SUITE) -timeout 150m -run 'TestRealClusterOnVirtualMachines' ./test/vm/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" upgrade "* ]]; then set -x; from="$$(hack/kubespray-downloads.sh 1.33.4)" && \

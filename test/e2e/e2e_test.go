@@ -120,6 +120,8 @@ type suite struct {
 	site *testvm.Site
 	// wait bounds each stage (eventually): stageWait unless a test says.
 	wait time.Duration
+	// runKubesprayLogs keeps every attempt's log of run-kubespray.
+	runKubesprayLogs *stepLogs
 }
 
 // siteConfig is the site a test runs on: its servers (virtual machines), and the kubespray
@@ -208,6 +210,10 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	say(t, "offline: kubespray's download list was checked against the site's mirror before any host was touched")
+	// run-kubespray's pod is gone (podGC); its log was kept as it ran.
+	if logs := s.runKubesprayLogs.attempts(first.Name); len(logs) == 0 || !regexp.MustCompile(`(?m)^master-1 +: ok=`).MatchString(logs[len(logs)-1]) {
+		t.Errorf("run-kubespray's kept logs of %s (%d): the last has no ansible-playbook recap of master-1:\n%s", first.Name, len(logs), strings.Join(logs, "\n---\n"))
+	}
 	s.checkPluginApplied()
 	say(t, "the steps run locked down: uid 65532, a read-only root, only the mounts they declare")
 	s.checkStepsLockedDown(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1))
@@ -598,6 +604,8 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 			t.Logf("workflow-controller log (last 40 lines):\n%s", tail(string(raw), 40))
 		}
 	})
+
+	s.runKubesprayLogs = s.keepStepLogs("run-kubespray")
 
 	say(t, "starting the site registry: CNCF Distribution with TLS and authentication, at %s for the pods", net.JoinHostPort(s.node.IP, "5000"))
 	s.registry = testregistry.StartSecureFor(t, s.node.IP)

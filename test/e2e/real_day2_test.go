@@ -138,6 +138,7 @@ func TestRealMasterRemovedUnderArgo(t *testing.T) {
 	oneCPUMasterVars(p)
 	kube, _ := s.applyRealCluster(p, "no plugin, no worker (the masters take the worker role), etcd on master alone", "master", "master2")
 	checkRecord(t, s.provisioning(p), []string{"master", "master2"}, []string{"master"})
+	s.checkJoinResets(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1), "master2")
 	s.removeMaster(p, kube, s.hosts[1], 2)
 }
 
@@ -189,7 +190,9 @@ func (s *suite) addMaster(p *bpav1.Provisioning, kube kubernetes.Interface, host
 	checkTasks(t, s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation), "check-etcd-before", "run-kubespray", "check-etcd-after")
 	s.waitProvisioningReady(p, generation)
 	state := testkubespray.WaitForNodes(t, kube, "after master2 joined,", "master", "master2")
-	say(t, "the Workflow's steps: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation)))
+	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation)
+	say(t, "the Workflow's steps: %s", stepTimes(wf))
+	s.checkJoinResets(wf, "master2")
 	say(t, "a master added: apply → every node Ready %.0f s; %s", time.Since(added).Seconds(), state)
 	n, err := kube.CoreV1().Nodes().Get(ctx(), "master2", metav1.GetOptions{})
 	must(t, err)

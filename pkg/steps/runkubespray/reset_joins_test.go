@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
@@ -134,6 +136,10 @@ func TestResetFailedJoinsAsksTheRealCluster(t *testing.T) {
 			}
 			if string(calls) != want {
 				t.Errorf("kubeadm ran %q, want %q\n%s", calls, want, out)
+			}
+			// The end-to-end tests read which masters each attempt reset from this output.
+			if reset := testkubespray.ParseJoinAttempt(string(out)).Reset; slices.Equal(reset, []string{"master2"}) != tc.reset || len(reset) > 1 {
+				t.Errorf("the output read as resetting %v, want master2 reset %v\n%s", reset, tc.reset, out)
 			}
 			if !regexp.MustCompile(`(?m)^master2 +: ok=`).Match(out) {
 				t.Errorf("the playbook did not run on master2:\n%s", out)

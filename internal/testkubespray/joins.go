@@ -1,0 +1,101 @@
+package testkubespray
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+const (
+	// resetTask is the task of run-kubespray's reset playbook that resets a half-done join
+	// (runkubespray.ResetFailedJoinsPlaybook; TestJoinTasksAreThePlaybooks holds them together).
+	resetTask = "Reset the half-done join"
+	// joinTask is kubespray's kubeadm join of a master after the first
+	// (roles/kubernetes/control-plane/tasks/kubeadm-secondary.yml).
+	joinTask = "kubernetes/control-plane : Joining control plane node to the cluster."
+)
+
+// JoinAttempt is what the output of one run-kubespray attempt (the reset's playbook, then
+// cluster.yml) says of the masters' joins.
+type JoinAttempt struct {
+	// Reset: the masters the reset's playbook reset at the attempt's start.
+	Reset []string
+	// Joined and FailedJoins: the masters whose kubeadm join passed, and failed (a join that
+	// failed leaves the master half joined, which the next attempt's reset must clear).
+	Joined, FailedJoins []string
+	// Ended: the output has cluster.yml's recap (the reset's playbook has one of its own). An
+	// attempt stopped before it may have left a join half done that its output does not name.
+	Ended bool
+}
+
+// ParseJoinAttempt reads ansible-playbook's output (its default callback, as run-kubespray's
+// log holds it) of one attempt.
+func ParseJoinAttempt(out string) JoinAttempt {
+	var a JoinAttempt
+	task, recaps := "", 0
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimRight(line, "\r")
+		switch {
+		case strings.HasPrefix(line, "TASK ["):
+			task = strings.TrimPrefix(line[:strings.LastIndex(line, "]")], "TASK [")
+		case strings.HasPrefix(line, "PLAY RECAP "):
+			recaps++
+			task = ""
+		case task == resetTask && strings.HasPrefix(line, "changed: ["):
+			a.Reset = append(a.Reset, resultHost(line))
+		case task == joinTask && (strings.HasPrefix(line, "changed: [") || strings.HasPrefix(line, "ok: [")):
+			a.Joined = append(a.Joined, resultHost(line))
+		case task == joinTask && strings.HasPrefix(line, "fatal: ["):
+			a.FailedJoins = append(a.FailedJoins, resultHost(line))
+		}
+	}
+	a.Ended = recaps >= 2
+	return a
+}
+
+// resultHost is the host of a task's result line ("changed: [master2]", "fatal: [master2]:
+// FAILED! => ...", "changed: [master2 -> master]").
+func resultHost(line string) string {
+	host := line[strings.Index(line, "[")+1:]
+	if end := strings.IndexAny(host, " ]"); end >= 0 {
+		host = host[:end]
+	}
+	return host
+}
+
+// CheckJoinResets says what is wrong with the resets of a run-kubespray step's attempts, in
+// their order: an attempt resets exactly the masters that the attempts before it left half
+// joined. One that does not reset a half-done join fails kubeadm's preflight again on the
+// first join's files; one that resets a joined master takes down a member of a live control
+// plane. The first attempt follows runs that ended well, with nothing half joined. After an
+// attempt that did not end, what it left is not known, and only the masters known to be half
+// joined are checked.
+func CheckJoinResets(attempts []JoinAttempt) error {
+	var problems []string
+	halfJoined, known := []string{}, true
+	for i, a := range attempts {
+		slices.Sort(a.Reset)
+		for _, h := range halfJoined {
+			if !slices.Contains(a.Reset, h) {
+				problems = append(problems, fmt.Sprintf("attempt %d did not reset %s, which an attempt before left half joined", i+1, h))
+			}
+		}
+		for _, h := range a.Reset {
+			if known && !slices.Contains(halfJoined, h) {
+				problems = append(problems, fmt.Sprintf("attempt %d reset %s, which no attempt before left half joined", i+1, h))
+			}
+		}
+		halfJoined = slices.DeleteFunc(halfJoined, func(h string) bool { return slices.Contains(a.Reset, h) })
+		for _, h := range a.FailedJoins {
+			if !slices.Contains(halfJoined, h) {
+				halfJoined = append(halfJoined, h)
+			}
+		}
+		slices.Sort(halfJoined)
+		known = a.Ended
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the resets of half-done joins: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}

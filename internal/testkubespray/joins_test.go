@@ -1,0 +1,96 @@
+package testkubespray
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+)
+
+// The outputs under testdata/joins are excerpts of run-kubespray's attempts on the emulated
+// machines (make e2e-cluster E2E_CLUSTER=master-added, the containers' log prefixes removed):
+// join-failed, kubeadm's join of master2 failing (2026-11-30, 07:45); reset-missed, the attempt
+// after it, whose reset misread master2's answer and reset nothing; joined-then-failed, master2
+// joined and cluster.yml failing later on the first master (2026-11-30, 01:20); stopped, an
+// attempt stopped in cluster.yml (2026-11-30, 05:04); reset-cleared, the start of the attempt
+// after another failed join, whose reset cleared master2 (2026-11-30, 10:41).
+func joinOutput(t *testing.T, name string) JoinAttempt {
+	t.Helper()
+	out, err := os.ReadFile(filepath.Join("testdata", "joins", name+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ParseJoinAttempt(string(out))
+}
+
+func TestParseJoinAttempt(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want JoinAttempt
+	}{
+		{"join-failed", JoinAttempt{FailedJoins: []string{"master2"}, Ended: true}},
+		{"reset-missed", JoinAttempt{}},
+		{"joined-then-failed", JoinAttempt{Joined: []string{"master2"}, Ended: true}},
+		{"stopped", JoinAttempt{}},
+		{"reset-cleared", JoinAttempt{Reset: []string{"master2"}}},
+	} {
+		if got := joinOutput(t, c.name); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	reset := "TASK [" + resetTask + "] ****\nchanged: [master2]\nskipping: [master3]\n\nTASK [" + joinTask + "] ***\n" +
+		"changed: [master3 -> master]\nfatal: [master4]: FAILED! => {}\nPLAY RECAP ***\nPLAY RECAP ***\n"
+	want := JoinAttempt{Reset: []string{"master2"}, Joined: []string{"master3"}, FailedJoins: []string{"master4"}, Ended: true}
+	if got := ParseJoinAttempt(reset); !reflect.DeepEqual(got, want) {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+	if got := ParseJoinAttempt("TASK [" + resetTask + "] ***\nchanged: [master2"); !reflect.DeepEqual(got.Reset, []string{"master2"}) {
+		t.Errorf("a line cut short: %+v", got)
+	}
+}
+
+func TestCheckJoinResets(t *testing.T) {
+	resetMaster2 := JoinAttempt{Reset: []string{"master2"}, Joined: []string{"master2"}, Ended: true}
+	joinFailed, resetMissed := joinOutput(t, "join-failed"), joinOutput(t, "reset-missed")
+	joinedThenFailed, stopped := joinOutput(t, "joined-then-failed"), joinOutput(t, "stopped")
+	resetCleared := joinOutput(t, "reset-cleared")
+	for _, c := range []struct {
+		name     string
+		attempts []JoinAttempt
+		want     string // a part of the error, or "" for none
+	}{
+		{"one attempt, nothing reset", []JoinAttempt{joinedThenFailed}, ""},
+		{"the machines' missed reset", []JoinAttempt{joinFailed, resetMissed}, "attempt 2 did not reset master2, which an attempt before left half joined"},
+		{"a failed join reset", []JoinAttempt{joinFailed, resetMaster2}, ""},
+		{"the machines' reset of a failed join", []JoinAttempt{joinFailed, resetCleared}, ""},
+		{"the machines' reset of a joined master", []JoinAttempt{joinedThenFailed, resetCleared}, "attempt 2 reset master2"},
+		{"a joined master left alone", []JoinAttempt{joinedThenFailed, resetMissed}, ""},
+		{"a joined master reset", []JoinAttempt{joinedThenFailed, resetMaster2}, "attempt 2 reset master2, which no attempt before left half joined"},
+		{"a reset on the first attempt", []JoinAttempt{resetMaster2}, "attempt 1 reset master2"},
+		{"after an attempt stopped, a reset is not judged", []JoinAttempt{stopped, resetMaster2}, ""},
+		{"a failed join, an attempt stopped, the reset after it", []JoinAttempt{joinFailed, stopped, resetMaster2},
+			"attempt 2 did not reset master2"},
+		{"failed twice, reset twice", []JoinAttempt{joinFailed, {Reset: []string{"master2"}, FailedJoins: []string{"master2"}, Ended: true}, resetMaster2}, ""},
+		{"reset, then joined, then reset again", []JoinAttempt{joinFailed, resetMaster2, resetMaster2}, "attempt 3 reset master2"},
+	} {
+		err := CheckJoinResets(c.attempts)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestJoinTasksAreThePlaybooks: the reset's task the parser reads is the one run-kubespray's
+// playbook names (kubespray's join task is held by the end-to-end tests, which find the master
+// they add joined in it).
+func TestJoinTasksAreThePlaybooks(t *testing.T) {
+	if !strings.Contains(runkubespray.ResetFailedJoinsPlaybook, "- name: "+resetTask+"\n") {
+		t.Errorf("run-kubespray's reset playbook has no task %q:\n%s", resetTask, runkubespray.ResetFailedJoinsPlaybook)
+	}
+}
