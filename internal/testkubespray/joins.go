@@ -74,7 +74,6 @@ func CheckJoinResets(attempts []JoinAttempt) error {
 	var problems []string
 	halfJoined, known := []string{}, true
 	for i, a := range attempts {
-		slices.Sort(a.Reset)
 		for _, h := range halfJoined {
 			if !slices.Contains(a.Reset, h) {
 				problems = append(problems, fmt.Sprintf("attempt %d did not reset %s, which an attempt before left half joined", i+1, h))
