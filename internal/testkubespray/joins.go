@@ -23,6 +23,10 @@ type JoinAttempt struct {
 	// Joined and FailedJoins: the masters whose kubeadm join passed, and failed (a join that
 	// failed leaves the master half joined, which the next attempt's reset must clear).
 	Joined, FailedJoins []string
+	// JoinErrors: why kubeadm's join failed at the attempts kubespray retried, as
+	// run-kubespray's callback plugin (runkubespray.FailedAttemptsPlugin) shows them, each
+	// with its lines joined ("bpa: [master2] attempt 1 of 4 failed: | msg: ... | ...").
+	JoinErrors []string
 	// Ended: the output has cluster.yml's recap (the reset's playbook has one of its own). An
 	// attempt stopped before it may have left a join half done that its output does not name.
 	Ended bool
@@ -33,6 +37,7 @@ type JoinAttempt struct {
 func ParseJoinAttempt(out string) JoinAttempt {
 	var a JoinAttempt
 	task, recaps := "", 0
+	inError := false // the line before was the plugin's
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimRight(line, "\r")
 		switch {
@@ -47,7 +52,15 @@ func ParseJoinAttempt(out string) JoinAttempt {
 			a.Joined = append(a.Joined, resultHost(line))
 		case task == joinTask && strings.HasPrefix(line, "fatal: ["):
 			a.FailedJoins = append(a.FailedJoins, resultHost(line))
+		case task == joinTask && strings.HasPrefix(line, "bpa: ["):
+			a.JoinErrors = append(a.JoinErrors, line)
+			inError = true
+			continue
+		case task == joinTask && strings.HasPrefix(line, "  ") && inError:
+			a.JoinErrors[len(a.JoinErrors)-1] += " | " + strings.TrimPrefix(strings.TrimPrefix(line, "  "), "| ")
+			continue
 		}
+		inError = false
 	}
 	a.Ended = recaps >= 2
 	return a

@@ -47,6 +47,21 @@ func TestParseJoinAttempt(t *testing.T) {
 	if got := ParseJoinAttempt(reset); !reflect.DeepEqual(got, want) {
 		t.Errorf("%+v, want %+v", got, want)
 	}
+	// run-kubespray's callback plugin's lines (as TestFailedAttemptsPlugin has them) under the
+	// join; its lines under another task are not the join's.
+	plugin := "TASK [other] ***\nbpa: [master] attempt 1 of 2 failed:\n  msg: no\nok: [master]\n" +
+		"TASK [" + joinTask + "] ***\nFAILED - RETRYING: [master2]: Joining (3 retries left).\n" +
+		"bpa: [master2] attempt 1 of 4 failed:\n  msg: non-zero return code (rc 1)\n  stderr (last 1 of 1 lines):\n" +
+		"  | error execution phase kubelet-start: timed out\n" +
+		"FAILED - RETRYING: [master2]: Joining (2 retries left).\nbpa: [master2] attempt 2 of 4 failed as attempt 1 did\n" +
+		"changed: [master2]\n"
+	want = JoinAttempt{Joined: []string{"master2"}, JoinErrors: []string{
+		"bpa: [master2] attempt 1 of 4 failed: | msg: non-zero return code (rc 1) | stderr (last 1 of 1 lines): | error execution phase kubelet-start: timed out",
+		"bpa: [master2] attempt 2 of 4 failed as attempt 1 did",
+	}}
+	if got := ParseJoinAttempt(plugin); !reflect.DeepEqual(got, want) {
+		t.Errorf("the plugin's lines:\n%+v,\nwant %+v", got, want)
+	}
 	if got := ParseJoinAttempt("TASK [" + resetTask + "] ***\nchanged: [master2"); !reflect.DeepEqual(got.Reset, []string{"master2"}) {
 		t.Errorf("a line cut short: %+v", got)
 	}

@@ -91,6 +91,26 @@ func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 	for podPath, data := range pb.Files {
 		mounts[podPath] = data
 	}
+	tmpl := testenv.Compiled(t, p).GetTemplateByName("run-kubespray")
+	compiled := tmpl.Container
+	command := append([]string{}, compiled.Command...)
+	args := append([]string{}, compiled.Args[:len(compiled.Args)-1]...)
+	args = append(append(args, pb.Options...), pb.Path)
+	if pb.Plan != nil {
+		// A scale or remove run, as the compiler emits its step for that plan.
+		planned, err := runkubespray.Template(compiled.Image, *pb.Plan)
+		must(t, err)
+		tmpl = &planned
+		compiled = tmpl.Container
+		command = compiled.Command
+		args = append(append([]string{}, compiled.Args...), pb.Options...)
+	}
+	// The step's constant files (its raw artifacts without parameters), where Argo puts them.
+	for _, a := range tmpl.Inputs.Artifacts {
+		if a.Raw != nil && !strings.Contains(a.Raw.Data, "{{") {
+			mounts[a.Path] = []byte(a.Raw.Data)
+		}
+	}
 	var ctrOptions []string
 	for podPath, data := range mounts {
 		file := filepath.Join(dir, "files", podPath)
@@ -104,18 +124,6 @@ func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 	must(t, os.Chown(scratch, 65534, 65534))
 	ctrOptions = append(ctrOptions, "--mount", "type=bind,src="+scratch+",dst="+steps.TmpDir+",options=rbind:rw",
 		"--read-only", "--net-host", "--cwd", "/kubespray")
-	compiled := testenv.Compiled(t, p).GetTemplateByName("run-kubespray").Container
-	command := append([]string{}, compiled.Command...)
-	args := append([]string{}, compiled.Args[:len(compiled.Args)-1]...)
-	args = append(append(args, pb.Options...), pb.Path)
-	if pb.Plan != nil {
-		// A scale or remove run, as the compiler emits its step for that plan.
-		tmpl, err := runkubespray.Template(compiled.Image, *pb.Plan)
-		must(t, err)
-		compiled = tmpl.Container
-		command = compiled.Command
-		args = append(append([]string{}, compiled.Args...), pb.Options...)
-	}
 	for _, e := range compiled.Env {
 		ctrOptions = append(ctrOptions, "--env", e.Name+"="+e.Value)
 	}

@@ -96,7 +96,35 @@ func checkKubesprayImage(t *testing.T, archive string) {
 		}
 	}
 	say(t, "run-kubespray's own playbooks (the certificate renewal, the reset of a half-done join) pass ansible-playbook's syntax check")
+	checkFailedAttemptsPlugin(t, scratch, kubespray)
 	checkOfflineDownloads(t, ctrd, ref, dir)
+}
+
+// checkFailedAttemptsPlugin runs, with the image's Ansible, a task that fails once and then
+// succeeds, with run-kubespray's callback plugin on Ansible's callback path as the step's
+// template puts it there: the first attempt's error is shown. (The plugin's behaviour in full
+// is tested with Debian's Ansible: runkubespray's TestFailedAttemptsPlugin.)
+func checkFailedAttemptsPlugin(t *testing.T, scratch string, kubespray func(args ...string) string) {
+	t.Helper()
+	plugins := filepath.Join(scratch, "callback_plugins")
+	must(t, os.MkdirAll(plugins, 0o755))
+	must(t, os.WriteFile(filepath.Join(plugins, "bpa_failed_attempts.py"), []byte(runkubespray.FailedAttemptsPlugin), 0o644))
+	book := `- hosts: all
+  gather_facts: false
+  tasks:
+    - name: Fails once
+      ansible.builtin.shell: "[ -e /tmp/failed-once ] || { touch /tmp/failed-once; echo the first attempt failed >&2; exit 1; }"
+      register: once
+      retries: 2
+      delay: 0
+      until: once is succeeded
+`
+	must(t, os.WriteFile(filepath.Join(scratch, "fails-once.yml"), []byte(book), 0o644))
+	out := kubespray("env", "ANSIBLE_CALLBACK_PLUGINS=/tmp/callback_plugins", "ANSIBLE_REMOTE_TMP="+runkubespray.RemoteTmp, "ansible-playbook", "--inventory=localhost,", "--connection=local", "/tmp/fails-once.yml")
+	if !strings.Contains(out, "bpa: [localhost] attempt 1 of 3 failed:") || !strings.Contains(out, "  | the first attempt failed") {
+		t.Errorf("run-kubespray's callback plugin did not show the failed attempt:\n%s", tail(out, 30))
+	}
+	say(t, "run-kubespray's callback plugin shows a retried task's failed attempt")
 }
 
 // listDownloads runs the compiled list-kubespray-downloads step for a two-node offline flannel

@@ -191,6 +191,9 @@ func (s *suite) checkJoinResets(wf *wfv1.Workflow, joined ...string) {
 		attempts = append(attempts, a)
 		joins = append(joins, a.Joined...)
 		read = append(read, fmt.Sprintf("attempt %d: reset %v, kubeadm joined %v, its join failed %v, ended %v", i+1, a.Reset, a.Joined, a.FailedJoins, a.Ended))
+		for _, e := range a.JoinErrors {
+			read = append(read, fmt.Sprintf("attempt %d, kubeadm's join: %s", i+1, e))
+		}
 	}
 	say(t, "run-kubespray's attempts in %s: %s", wf.Name, strings.Join(read, "; "))
 	if err := testkubespray.CheckJoinResets(attempts); err != nil {

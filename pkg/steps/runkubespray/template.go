@@ -4,7 +4,9 @@
 package runkubespray
 
 import (
+	_ "embed"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -397,12 +399,15 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 		// Replaces the image's ansible.cfg ssh_args (kubespray's sets UserKnownHostsFile=/dev/null)
 		// and keeps its connection sharing and retries, adding keepalives.
 		corev1.EnvVar{Name: "ANSIBLE_SSH_ARGS", Value: SSHArgs(steps.KnownHostsPath)},
+		// FailedAttemptsPlugin's folder, then Ansible's own default path.
+		corev1.EnvVar{Name: "ANSIBLE_CALLBACK_PLUGINS", Value: CallbackPluginsDir + ":~/.ansible/plugins/callback:/usr/share/ansible/plugins/callback"},
 	)
 	inputs := wfv1.Inputs{
 		Parameters: []wfv1.Parameter{{Name: steps.InventoryParam}, {Name: steps.ExtraVarsParam}},
 		Artifacts: []wfv1.Artifact{
 			steps.InputFile(steps.InventoryParam, "hosts.ini"),
 			steps.InputFile(steps.ExtraVarsParam, "extra-vars.json"),
+			FailedAttemptsArtifact(),
 		},
 	}
 	if plan.Mode == ModeUpgrade || plan.Mode == ModeRenewCertificates {
@@ -437,6 +442,29 @@ func AnsibleEnv() []corev1.EnvVar {
 		// The pod's output is a pipe, which Python buffers: Argo's log and UI would show an
 		// hour of kubespray in 8 KiB bursts, minutes behind the task that runs.
 		{Name: "PYTHONUNBUFFERED", Value: "1"},
+	}
+}
+
+// FailedAttemptsPlugin is an Ansible callback (bpa_failed_attempts.py) that shows why each failed
+// attempt of a retried task failed: Ansible's default output shows only the last attempt's
+// error. kubeadm's join, which kubespray tries 4 times, failed half-way at its first attempt on
+// the test's machines, and its next attempts failed kubeadm's preflight on the files the first
+// had left: the pod's log showed only the preflight's error. The plugin needs no enabling (it
+// is not a stdout callback), so kubespray's ansible.cfg stays as it is.
+//
+//go:embed bpa_failed_attempts.py
+var FailedAttemptsPlugin string
+
+// CallbackPluginsDir is where the step's pod finds FailedAttemptsPlugin.
+const CallbackPluginsDir = steps.InputsDir + "/callback_plugins"
+
+// FailedAttemptsArtifact places FailedAttemptsPlugin in CallbackPluginsDir: a constant raw
+// artifact, so it works in any kubespray image.
+func FailedAttemptsArtifact() wfv1.Artifact {
+	return wfv1.Artifact{
+		Name:             "failed-attempts-callback",
+		Path:             path.Join(CallbackPluginsDir, "bpa_failed_attempts.py"),
+		ArtifactLocation: wfv1.ArtifactLocation{Raw: &wfv1.RawArtifact{Data: FailedAttemptsPlugin}},
 	}
 }
 
