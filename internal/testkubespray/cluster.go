@@ -65,6 +65,21 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		// kubeadm-config, which kubeadm init writes: it must be set when the cluster is
 		// created, not when the master is added.
 		"kubeadm_feature_gates": bpav1.ExtraVar([]string{"ControlPlaneKubeletLocalMode=false"}),
+		// kubeadm's join of a master ends by waiting 4 minutes for the master's own control
+		// plane (wait-control-plane, its last phase: timeouts.controlPlaneComponentHealthCheck,
+		// which kubespray's JoinConfiguration does not set). On the emulated master2 the API
+		// server (its kubelet started at 14:14:50, its process at 14:16:07, its caches synced
+		// at 14:19:18) was not healthy within them, and was by 14:21:36: "wait-control-plane:
+		// ... kube-apiserver check failed at https://10.250.0.12:6443/livez: ... context
+		// deadline exceeded" (kubeadm's own log, make e2e-cluster E2E_CLUSTER=master-added,
+		// 2026-11-30), every change of the join made (the node marked as control plane by
+		// 14:15:35). kubespray's retries of the join
+		// then failed kubeadm's preflight on those changes. Without the wait the join ends
+		// there; kubespray waits for the master's API server itself, in its control-plane
+		// handler, control_plane_health_retries times a second apart (60 by default) after it
+		// points the master's kubelet at it.
+		"kubeadm_join_phases_skip":     bpav1.ExtraVar(KubeadmJoinSkippedPhases),
+		"control_plane_health_retries": bpav1.ExtraVar(ControlPlaneHealthRetries),
 		// kubespray's kubectl command, which most of its plays run on the first master, with
 		// a longer limit on each request. Without one, kubectl gives the API server 32 s to
 		// send its OpenAPI document (client-go's discovery default), which kubectl apply reads
@@ -86,6 +101,16 @@ const KubesprayKubectl = "/usr/local/bin/kubectl --kubeconfig /etc/kubernetes/ad
 // requests: longer than the API server's own (kube_apiserver_request_timeout), so that the API
 // server, not kubectl, says when a request took too long.
 const KubectlRequestTimeout = 5 * time.Minute
+
+// KubeadmJoinSkippedPhases are the slow-node settings' kubeadm_join_phases_skip: kubeadm's
+// last phase of a join, its wait for the master's own control plane (SlowNodes says why).
+var KubeadmJoinSkippedPhases = []string{"wait-control-plane"}
+
+// ControlPlaneHealthRetries is the slow-node settings' control_plane_health_retries, the tries
+// (a second apart) of kubespray's wait for a master's API server, scheduler and controller
+// manager: 10 minutes and more, where kubespray's 60 give a minute; master2's API server took
+// 6 minutes from its kubelet's start to healthy on the test site.
+const ControlPlaneHealthRetries = 600
 
 // KubeadmIgnoredPreflightErrors are the slow-node settings' kubeadm_ignore_preflight_errors.
 //   - CreateJob: kubeadm upgrade apply's preflight runs a Job that must complete in 15 s; on the

@@ -20,9 +20,15 @@ const (
 type JoinAttempt struct {
 	// Reset: the masters the reset's playbook reset at the attempt's start.
 	Reset []string
-	// Joined and FailedJoins: the masters whose kubeadm join passed, and failed (a join that
-	// failed leaves the master half joined, which the next attempt's reset must clear).
+	// Joined and FailedJoins: the masters whose kubeadm join passed, and failed. A join that
+	// failed leaves the master half joined, which the next attempt's reset must clear, unless
+	// it failed only in its wait (WaitFailed).
 	Joined, FailedJoins []string
+	// WaitFailed: the masters of FailedJoins whose kubeadm join failed first in its last
+	// phase, wait-control-plane, as the plugin's lines show it: every change of the join made,
+	// the node marked as control plane, so that the cluster counts it and the reset leaves it
+	// (kubespray's retries of the join then fail kubeadm's preflight on those changes).
+	WaitFailed []string
 	// JoinErrors: why kubeadm's join failed at the attempts kubespray retried, as
 	// run-kubespray's callback plugin (runkubespray.FailedAttemptsPlugin) shows them, each
 	// with its lines joined ("bpa: [master2] attempt 1 of 4 failed: | msg: ... | ...").
@@ -63,7 +69,25 @@ func ParseJoinAttempt(out string) JoinAttempt {
 		inError = false
 	}
 	a.Ended = recaps >= 2
+	for _, h := range a.FailedJoins {
+		if first := firstJoinError(a.JoinErrors, h); strings.Contains(first, "error execution phase "+lastJoinPhase+":") {
+			a.WaitFailed = append(a.WaitFailed, h)
+		}
+	}
 	return a
+}
+
+// lastJoinPhase is kubeadm's last phase of a join (kubeadm join --help).
+const lastJoinPhase = "wait-control-plane"
+
+// firstJoinError is the first of errors that is host's, or "".
+func firstJoinError(errors []string, host string) string {
+	for _, e := range errors {
+		if strings.HasPrefix(e, "bpa: ["+host+"] ") {
+			return e
+		}
+	}
+	return ""
 }
 
 // resultHost is the host of a task's result line ("changed: [master2]", "fatal: [master2]:
@@ -80,7 +104,7 @@ func resultHost(line string) string {
 // their order: an attempt resets exactly the masters that the attempts before it left half
 // joined. One that does not reset a half-done join fails kubeadm's preflight again on the
 // first join's files; one that resets a joined master takes down a member of a live control
-// plane. The first attempt follows runs that ended well, with nothing half joined. After an
+// plane, and so does one that resets a master whose join failed only in its wait. The first attempt follows runs that ended well, with nothing half joined. After an
 // attempt that did not end, what it left is not known, and only the masters known to be half
 // joined are checked.
 func CheckJoinResets(attempts []JoinAttempt) error {
@@ -99,7 +123,7 @@ func CheckJoinResets(attempts []JoinAttempt) error {
 		}
 		halfJoined = slices.DeleteFunc(halfJoined, func(h string) bool { return slices.Contains(a.Reset, h) })
 		for _, h := range a.FailedJoins {
-			if !slices.Contains(halfJoined, h) {
+			if !slices.Contains(halfJoined, h) && !slices.Contains(a.WaitFailed, h) {
 				halfJoined = append(halfJoined, h)
 			}
 		}

@@ -227,3 +227,54 @@ current-context: admin
 	}
 	return slices.Clone(timeouts)
 }
+
+// TestSlowNodesSkipOnlyTheJoinsWait: the phases the slow-node settings skip in kubeadm's join
+// (kubeadm_join_phases_skip) are phases of the real kubeadm of the test cluster's downloads,
+// and the last of its join: the wait for the joining master's control plane, after every
+// change the join makes. A misspelled phase would surface only at master2's join, an hour into
+// the addition's run; skipping a phase before the wait would leave a join half done.
+func TestSlowNodesSkipOnlyTheJoinsWait(t *testing.T) {
+	_, built := testkubespray.TestClusterBuild(t)
+	dir := testinterrupt.TempDir(t)
+	kubeadm, version := servedKubeadm(t, built, dir)
+
+	var skipped []string
+	must(t, json.Unmarshal(testkubespray.SlowNodes()["kubeadm_join_phases_skip"].Raw, &skipped))
+	if len(skipped) == 0 {
+		t.Fatal("the slow-node settings skip no phase of kubeadm's join")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	help, err := exec.CommandContext(ctx, kubeadm, "join", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubeadm %s join --help: %v\n%s", version, err, help)
+	}
+	phases := joinPhases(string(help))
+	if len(phases) < len(skipped) {
+		t.Fatalf("kubeadm %s join --help lists the phases %v", version, phases)
+	}
+	if last := phases[len(phases)-len(skipped):]; !slices.Equal(last, skipped) {
+		t.Fatalf("the slow-node settings skip %v of kubeadm %s's join, whose last phases are %v (of %v)", skipped, version, last, phases)
+	}
+	say(t, "kubeadm %s's join ends with the phases the slow-node settings skip, %v (its phases: %v)", version, skipped, phases)
+}
+
+// joinPhases are the top-level phases kubeadm join --help lists, in their order: the lines of
+// the fenced block after "executes the following phases" that are not indented (sub-phases are).
+func joinPhases(help string) []string {
+	_, after, found := strings.Cut(help, "executes the following phases")
+	if !found {
+		return nil
+	}
+	blocks := strings.Split(after, "```")
+	if len(blocks) < 3 {
+		return nil
+	}
+	var phases []string
+	for _, line := range strings.Split(blocks[1], "\n") {
+		if line != "" && !strings.HasPrefix(line, " ") {
+			phases = append(phases, strings.Fields(line)[0])
+		}
+	}
+	return phases
+}

@@ -189,8 +189,11 @@ func (s *suite) checkJoinResets(wf *wfv1.Workflow, joined ...string) {
 	for i, out := range logs {
 		a := testkubespray.ParseJoinAttempt(out)
 		attempts = append(attempts, a)
+		// A join that failed only in its wait made every change of the join.
 		joins = append(joins, a.Joined...)
-		read = append(read, fmt.Sprintf("attempt %d: reset %v, kubeadm joined %v, its join failed %v, ended %v", i+1, a.Reset, a.Joined, a.FailedJoins, a.Ended))
+		joins = append(joins, a.WaitFailed...)
+		read = append(read, fmt.Sprintf("attempt %d: reset %v, kubeadm joined %v, its join failed %v (in its wait %v), ended %v",
+			i+1, a.Reset, a.Joined, a.FailedJoins, a.WaitFailed, a.Ended))
 		for _, e := range a.JoinErrors {
 			read = append(read, fmt.Sprintf("attempt %d, kubeadm's join: %s", i+1, e))
 		}
