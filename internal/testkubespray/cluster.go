@@ -73,11 +73,10 @@ func SlowNodes() map[string]bpav1.ExtraVarValue {
 		// ... kube-apiserver check failed at https://10.250.0.12:6443/livez: ... context
 		// deadline exceeded" (kubeadm's own log, make e2e-cluster E2E_CLUSTER=master-added,
 		// 2026-11-30), every change of the join made (the node marked as control plane by
-		// 14:15:35). kubespray's retries of the join
-		// then failed kubeadm's preflight on those changes. Without the wait the join ends
-		// there; kubespray waits for the master's API server itself, in its control-plane
-		// handler, control_plane_health_retries times a second apart (60 by default) after it
-		// points the master's kubelet at it.
+		// 14:15:35). kubespray's retries of the join then failed kubeadm's preflight on those
+		// changes. Without the wait the join ends there; kubespray waits for the master's API
+		// server itself, in its control-plane handler, control_plane_health_retries times a
+		// second apart (60 by default) after it points the master's kubelet at it.
 		"kubeadm_join_phases_skip":     bpav1.ExtraVar(KubeadmJoinSkippedPhases),
 		"control_plane_health_retries": bpav1.ExtraVar(ControlPlaneHealthRetries),
 		// kubespray's kubectl command, which most of its plays run on the first master, with

@@ -104,9 +104,10 @@ func resultHost(line string) string {
 // their order: an attempt resets exactly the masters that the attempts before it left half
 // joined. One that does not reset a half-done join fails kubeadm's preflight again on the
 // first join's files; one that resets a joined master takes down a member of a live control
-// plane, and so does one that resets a master whose join failed only in its wait. The first attempt follows runs that ended well, with nothing half joined. After an
-// attempt that did not end, what it left is not known, and only the masters known to be half
-// joined are checked.
+// plane, and so does one that resets a master whose join failed only in its wait. The first
+// attempt follows runs that ended well, with nothing half joined. After an attempt that did
+// not end, what it left is not known, and only the masters known to be half joined are
+// checked.
 func CheckJoinResets(attempts []JoinAttempt) error {
 	var problems []string
 	halfJoined, known := []string{}, true
