@@ -103,7 +103,7 @@ const KubectlRequestTimeout = 5 * time.Minute
 
 // KubeadmJoinSkippedPhases are the slow-node settings' kubeadm_join_phases_skip: kubeadm's
 // last phase of a join, its wait for the master's own control plane (SlowNodes says why).
-var KubeadmJoinSkippedPhases = []string{"wait-control-plane"}
+var KubeadmJoinSkippedPhases = []string{lastJoinPhase}
 
 // ControlPlaneHealthRetries is the slow-node settings' control_plane_health_retries, the tries
 // (a second apart) of kubespray's wait for a master's API server, scheduler and controller

@@ -106,9 +106,11 @@ func checkKubesprayImage(t *testing.T, archive string) {
 // is tested with Debian's Ansible: runkubespray's TestFailedAttemptsPlugin.)
 func checkFailedAttemptsPlugin(t *testing.T, scratch string, kubespray func(args ...string) string) {
 	t.Helper()
-	plugins := filepath.Join(scratch, "callback_plugins")
+	// Not in callback_plugins beside the playbook, where Ansible would find it without the
+	// environment the step sets.
+	plugins := filepath.Join(scratch, "step-callbacks")
 	must(t, os.MkdirAll(plugins, 0o755))
-	must(t, os.WriteFile(filepath.Join(plugins, "bpa_failed_attempts.py"), []byte(runkubespray.FailedAttemptsPlugin), 0o644))
+	must(t, os.WriteFile(filepath.Join(plugins, runkubespray.FailedAttemptsPluginFile), []byte(runkubespray.FailedAttemptsPlugin), 0o644))
 	book := `- hosts: all
   gather_facts: false
   tasks:
@@ -120,7 +122,7 @@ func checkFailedAttemptsPlugin(t *testing.T, scratch string, kubespray func(args
       until: once is succeeded
 `
 	must(t, os.WriteFile(filepath.Join(scratch, "fails-once.yml"), []byte(book), 0o644))
-	out := kubespray("env", "ANSIBLE_CALLBACK_PLUGINS=/tmp/callback_plugins", "ANSIBLE_REMOTE_TMP="+runkubespray.RemoteTmp, "ansible-playbook", "--inventory=localhost,", "--connection=local", "/tmp/fails-once.yml")
+	out := kubespray("env", "ANSIBLE_CALLBACK_PLUGINS=/tmp/step-callbacks", "ANSIBLE_REMOTE_TMP="+runkubespray.RemoteTmp, "ansible-playbook", "--inventory=localhost,", "--connection=local", "/tmp/fails-once.yml")
 	if !strings.Contains(out, "bpa: [localhost] attempt 1 of 3 failed:") || !strings.Contains(out, "  | the first attempt failed") {
 		t.Errorf("run-kubespray's callback plugin did not show the failed attempt:\n%s", tail(out, 30))
 	}

@@ -79,7 +79,7 @@ func TestFailedAttemptsPlugin(t *testing.T) {
 	// The plugin where the pod has it, moved under dir.
 	var pluginDir string
 	for _, a := range tmpl.Inputs.Artifacts {
-		if a.Path == filepath.Join(runkubespray.CallbackPluginsDir, "bpa_failed_attempts.py") {
+		if a.Path == filepath.Join(runkubespray.CallbackPluginsDir, runkubespray.FailedAttemptsPluginFile) {
 			pluginDir = filepath.Join(dir, a.Path)
 			if err := os.MkdirAll(filepath.Dir(pluginDir), 0o755); err != nil {
 				t.Fatal(err)
@@ -91,7 +91,7 @@ func TestFailedAttemptsPlugin(t *testing.T) {
 		}
 	}
 	if pluginDir == "" {
-		t.Fatalf("run-kubespray's template places no bpa_failed_attempts.py in %s: %+v", runkubespray.CallbackPluginsDir, tmpl.Inputs.Artifacts)
+		t.Fatalf("run-kubespray's template places no %s in %s: %+v", runkubespray.FailedAttemptsPluginFile, runkubespray.CallbackPluginsDir, tmpl.Inputs.Artifacts)
 	}
 	book := filepath.Join(dir, "playbook.yml")
 	if err := os.WriteFile(book, []byte(failedAttemptsPlaybook), 0o644); err != nil {

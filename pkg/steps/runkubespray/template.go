@@ -455,15 +455,19 @@ func AnsibleEnv() []corev1.EnvVar {
 //go:embed bpa_failed_attempts.py
 var FailedAttemptsPlugin string
 
-// CallbackPluginsDir is where the step's pod finds FailedAttemptsPlugin.
-const CallbackPluginsDir = steps.InputsDir + "/callback_plugins"
+// CallbackPluginsDir is where the step's pod finds FailedAttemptsPlugin, as the file
+// FailedAttemptsPluginFile (Ansible names a callback by its file).
+const (
+	CallbackPluginsDir       = steps.InputsDir + "/callback_plugins"
+	FailedAttemptsPluginFile = "bpa_failed_attempts.py"
+)
 
 // FailedAttemptsArtifact places FailedAttemptsPlugin in CallbackPluginsDir: a constant raw
 // artifact, so it works in any kubespray image.
 func FailedAttemptsArtifact() wfv1.Artifact {
 	return wfv1.Artifact{
 		Name:             "failed-attempts-callback",
-		Path:             path.Join(CallbackPluginsDir, "bpa_failed_attempts.py"),
+		Path:             path.Join(CallbackPluginsDir, FailedAttemptsPluginFile),
 		ArtifactLocation: wfv1.ArtifactLocation{Raw: &wfv1.RawArtifact{Data: FailedAttemptsPlugin}},
 	}
 }
