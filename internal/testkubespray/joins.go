@@ -10,9 +10,15 @@ const (
 	// resetTask is the task of run-kubespray's reset playbook that resets a half-done join
 	// (runkubespray.ResetFailedJoinsPlaybook; TestJoinTasksAreThePlaybooks holds them together).
 	resetTask = "Reset the half-done join"
-	// joinTask is kubespray's kubeadm join of a master after the first
-	// (roles/kubernetes/control-plane/tasks/kubeadm-secondary.yml).
-	joinTask = "kubernetes/control-plane : Joining control plane node to the cluster."
+	// joinTaskName is kubespray's kubeadm join of a master after the first
+	// (roles/kubernetes/control-plane/tasks/kubeadm-secondary.yml), as Ansible names it in a
+	// retry's line; joinTask, in its banner.
+	joinTaskName = "Joining control plane node to the cluster."
+	joinTask     = "kubernetes/control-plane : " + joinTaskName
+	// retryPrefix starts the line of Ansible's default callback for a failed attempt of a task
+	// with retries: "FAILED - RETRYING: [master2]: Joining control plane node to the cluster.
+	// (3 retries left).", which run-kubespray's callback plugin follows with its own lines.
+	retryPrefix = "FAILED - RETRYING: ["
 )
 
 // JoinAttempt is what the output of one run-kubespray attempt (the reset's playbook, then
@@ -39,14 +45,21 @@ type JoinAttempt struct {
 }
 
 // ParseJoinAttempt reads ansible-playbook's output (its default callback, as run-kubespray's
-// log holds it) of one attempt.
+// log holds it) of one attempt. A task's results follow its banner, but its failed attempts'
+// lines come before it: kubespray's ansible.cfg hides skipped hosts (display_skipped_hosts =
+// no), so Ansible prints a task's banner with its first result shown, after its retries. The
+// plugin's lines are the task's that the retry's line before them names.
 func ParseJoinAttempt(out string) JoinAttempt {
 	var a JoinAttempt
 	task, recaps := "", 0
-	inError := false // the line before was the plugin's
+	inError, retryingJoin := false, false // the line before was the plugin's; the join's retry
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimRight(line, "\r")
 		switch {
+		case strings.HasPrefix(line, retryPrefix):
+			retryingJoin = retriedTask(line) == joinTaskName
+			inError = false
+			continue
 		case strings.HasPrefix(line, "TASK ["):
 			task = strings.TrimPrefix(line[:strings.LastIndex(line, "]")], "TASK [")
 		case strings.HasPrefix(line, "PLAY RECAP "):
@@ -58,15 +71,15 @@ func ParseJoinAttempt(out string) JoinAttempt {
 			a.Joined = append(a.Joined, resultHost(line))
 		case task == joinTask && strings.HasPrefix(line, "fatal: ["):
 			a.FailedJoins = append(a.FailedJoins, resultHost(line))
-		case task == joinTask && strings.HasPrefix(line, "bpa: ["):
+		case retryingJoin && strings.HasPrefix(line, "bpa: ["):
 			a.JoinErrors = append(a.JoinErrors, line)
 			inError = true
 			continue
-		case task == joinTask && strings.HasPrefix(line, "  ") && inError:
+		case retryingJoin && inError && strings.HasPrefix(line, "  "):
 			a.JoinErrors[len(a.JoinErrors)-1] += " | " + strings.TrimPrefix(strings.TrimPrefix(line, "  "), "| ")
 			continue
 		}
-		inError = false
+		inError, retryingJoin = false, false
 	}
 	a.Ended = recaps >= 2
 	for _, h := range a.FailedJoins {
@@ -75,6 +88,18 @@ func ParseJoinAttempt(out string) JoinAttempt {
 		}
 	}
 	return a
+}
+
+// retriedTask is the task a retry's line names, without its retries left.
+func retriedTask(line string) string {
+	name := line[len(retryPrefix):]
+	if i := strings.Index(name, "]: "); i >= 0 {
+		name = name[i+len("]: "):]
+	}
+	if i := strings.LastIndex(name, " ("); i >= 0 {
+		name = name[:i]
+	}
+	return name
 }
 
 // lastJoinPhase is kubeadm's last phase of a join (kubeadm join --help).

@@ -16,7 +16,9 @@ import (
 // after it, whose reset misread master2's answer and reset nothing; joined-then-failed, master2
 // joined and cluster.yml failing later on the first master (2026-11-30, 01:20); stopped, an
 // attempt stopped in cluster.yml (2026-11-30, 05:04); reset-cleared, the start of the attempt
-// after another failed join, whose reset cleared master2 (2026-11-30, 10:41).
+// after another failed join, whose reset cleared master2 (2026-11-30, 10:41); joined-first-time,
+// master2 joined at kubeadm's first attempt, then kubespray's wait for it to be Ready retried
+// on the first master, its plugin's lines after the join's banner (2026-11-30, 17:46).
 func joinOutput(t *testing.T, name string) JoinAttempt {
 	t.Helper()
 	out, err := os.ReadFile(filepath.Join("testdata", "joins", name+".txt"))
@@ -36,6 +38,7 @@ func TestParseJoinAttempt(t *testing.T) {
 		{"joined-then-failed", JoinAttempt{Joined: []string{"master2"}, Ended: true}},
 		{"stopped", JoinAttempt{}},
 		{"reset-cleared", JoinAttempt{Reset: []string{"master2"}}},
+		{"joined-first-time", JoinAttempt{Joined: []string{"master2"}, Ended: true}},
 	} {
 		if got := joinOutput(t, c.name); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
@@ -47,14 +50,17 @@ func TestParseJoinAttempt(t *testing.T) {
 	if got := ParseJoinAttempt(reset); !reflect.DeepEqual(got, want) {
 		t.Errorf("%+v, want %+v", got, want)
 	}
-	// run-kubespray's callback plugin's lines (as TestFailedAttemptsPlugin has them) under the
-	// join; its lines under another task are not the join's.
-	plugin := "TASK [other] ***\nbpa: [master] attempt 1 of 2 failed:\n  msg: no\nok: [master]\n" +
-		"TASK [" + joinTask + "] ***\nFAILED - RETRYING: [master2]: Joining (3 retries left).\n" +
+	// run-kubespray's callback plugin's lines (as TestFailedAttemptsPlugin has them) after the
+	// join's retries, which come before its banner (kubespray's display_skipped_hosts = no);
+	// its lines after another task's retries are not the join's, even under the join's banner.
+	plugin := "TASK [other] ***\nok: [master]\n" +
+		"FAILED - RETRYING: [master2]: " + joinTaskName + " (3 retries left).\n" +
 		"bpa: [master2] attempt 1 of 4 failed:\n  msg: non-zero return code (rc 1)\n  stderr (last 1 of 1 lines):\n" +
 		"  | error execution phase kubelet-start: timed out\n" +
-		"FAILED - RETRYING: [master2]: Joining (2 retries left).\nbpa: [master2] attempt 2 of 4 failed as attempt 1 did\n" +
-		"changed: [master2]\n"
+		"FAILED - RETRYING: [master2]: " + joinTaskName + " (2 retries left).\nbpa: [master2] attempt 2 of 4 failed as attempt 1 did\n" +
+		"\nTASK [" + joinTask + "] ***\nchanged: [master2]\n" +
+		"FAILED - RETRYING: [master]: Wait for new control plane nodes to be Ready (24 retries left).\n" +
+		"bpa: [master] attempt 1 of 25 failed:\n  msg: no\n"
 	want = JoinAttempt{Joined: []string{"master2"}, JoinErrors: []string{
 		"bpa: [master2] attempt 1 of 4 failed: | msg: non-zero return code (rc 1) | stderr (last 1 of 1 lines): | error execution phase kubelet-start: timed out",
 		"bpa: [master2] attempt 2 of 4 failed as attempt 1 did",
@@ -80,7 +86,7 @@ func TestParseJoinAttempt(t *testing.T) {
 // preflight, as run-kubespray's log shows it with its callback plugin: kubeadm's error is the
 // machines' (make e2e-cluster E2E_CLUSTER=master-added, 2026-11-30, kept by hand), the rest
 // is the plugin's format (TestFailedAttemptsPlugin).
-const waitFailedOutput = "TASK [" + joinTask + "] ***\n" +
+const waitFailedOutput = "TASK [kubernetes/control-plane : Create kubeadm ControlPlane config] ***\nchanged: [master2]\n" +
 	"FAILED - RETRYING: [master2]: Joining control plane node to the cluster. (3 retries left).\n" +
 	"bpa: [master2] attempt 1 of 4 failed:\n  msg: non-zero return code (rc 1)\n  stderr (last 2 of 2 lines):\n" +
 	"  | error execution phase wait-control-plane: failed while waiting for the control plane to start: kube-apiserver check failed at https://10.250.0.12:6443/livez: Get \"https://10.250.0.12:6443/livez?timeout=10s\": context deadline exceeded\n" +
@@ -88,7 +94,7 @@ const waitFailedOutput = "TASK [" + joinTask + "] ***\n" +
 	"FAILED - RETRYING: [master2]: Joining control plane node to the cluster. (2 retries left).\n" +
 	"bpa: [master2] attempt 2 of 4 failed:\n  msg: non-zero return code (rc 1)\n  stderr (last 1 of 1 lines):\n" +
 	"  | error: error execution phase preflight: preflight checks failed\n" +
-	"fatal: [master2]: FAILED! => {}\nPLAY RECAP ***\nPLAY RECAP ***\n"
+	"\nTASK [" + joinTask + "] ***\nfatal: [master2]: FAILED! => {}\nPLAY RECAP ***\nPLAY RECAP ***\n"
 
 func TestCheckJoinResets(t *testing.T) {
 	waitFailed := ParseJoinAttempt(waitFailedOutput)
