@@ -63,16 +63,29 @@ test-deps: ## Install what the tests need (ansible-core, openssh-server; etcd an
 	hack/install-test-deps.sh
 	hack/control-plane.sh >/dev/null
 
+# Each suite's go test -json goes through testsummary: the log reads as go test's own, and the
+# suite's counts (passed, failed, skipped and why) are kept in SUMMARY_DIR for the report that
+# ends make test.
+SUMMARY_DIR := bin/test-summary
+TESTSUMMARY := bin/testsummary
+SUITES := unit race e2e vms
+report = $(TESTSUMMARY) report $(SUMMARY_DIR) $(SUITES)
+
+$(TESTSUMMARY): hack/testsummary/main.go
+	go build -o $@ ./hack/testsummary
+
 .PHONY: test
-test: test-deps lint verify ## Every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation, envtest, sshd; then e2e (as root).
-	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test $(GO_TEST_FLAGS) ./...
-	$(MAKE) --no-print-directory test-race
-	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory e2e vms; \
+test: test-deps lint verify $(TESTSUMMARY) ## Every test: unit, golden, fuzz seeds, ansible-inventory, Argo validation, envtest, sshd; then e2e and vms (as root); then what ran, per suite.
+	@rm -rf $(SUMMARY_DIR)
+	@set -o pipefail; KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test $(GO_TEST_FLAGS) -json ./... 2>&1 | $(TESTSUMMARY) -suite unit -dir $(SUMMARY_DIR) || { $(report); exit 1; }
+	@$(MAKE) --no-print-directory test-race || { $(report); exit 1; }
+	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory e2e vms || { $(report); exit 1; }; \
 	else echo "e2e, vms: need root (mount and network namespaces): not run here; run 'sudo make e2e vms'"; fi
+	@$(report)
 
 .PHONY: test-race
-test-race: ## The reconcilers with 8 workers each under the race detector (envtest).
-	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -race -count=1 -run '^TestConcurrent' ./internal/controller/
+test-race: $(TESTSUMMARY) ## The reconcilers with 8 workers each under the race detector (envtest).
+	@set -o pipefail; KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -race -count=1 -json -run '^TestConcurrent' ./internal/controller/ 2>&1 | $(TESTSUMMARY) -suite race -dir $(SUMMARY_DIR)
 
 .PHONY: load
 load: test-deps ## Measure the controller on the local control plane (docs/performance.md): a table, then JSON. LOAD_FLAGS, -- controller flags.
@@ -91,12 +104,12 @@ E2E_SUITE = hack/control-plane.sh node >/dev/null && hack/node-images.sh && $(KU
 VM_SUITE = $(KUBESPRAY_BUILDS) go test -tags vm -count=1 -v
 
 .PHONY: e2e
-e2e: test-deps ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook; kubespray's images and downloads built here (root).
-	$(E2E_SUITE) -timeout 40m ./test/e2e/
+e2e: test-deps $(TESTSUMMARY) ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook; kubespray's images and downloads built here (root).
+	set -o pipefail; $(E2E_SUITE) -json -timeout 40m ./test/e2e/ 2>&1 | $(TESTSUMMARY) -v -suite e2e -dir $(SUMMARY_DIR)
 
 .PHONY: vms
-vms: test-deps ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them, the real kubespray through its downloads (root).
-	$(VM_SUITE) -timeout 45m ./test/vm/
+vms: test-deps $(TESTSUMMARY) ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them, the real kubespray through its downloads (root).
+	set -o pipefail; $(VM_SUITE) -json -timeout 45m ./test/vm/ 2>&1 | $(TESTSUMMARY) -v -suite vms -dir $(SUMMARY_DIR)
 
 # make e2e-cluster runs kubespray by hand (test/vm), then through the controller and Argo
 # (test/e2e), on machines of the same sizes: the second compares itself with the first's figure.
@@ -124,10 +137,10 @@ e2e-cluster: test-deps ## A real cluster: kubespray's whole cluster.yml on the v
 	@if [[ " $(E2E_CLUSTER) " == *" hand "* ]]; then set -x; $(VM_SUITE) -timeout 150m -run 'TestRealClusterOnVirtualMachines' ./test/vm/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" argo "* ]]; then set -x; $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUnderArgo' ./test/e2e/; fi
 	@if [[ " $(E2E_CLUSTER) " == *" upgrade "* ]]; then set -x; from="$$(hack/kubespray-downloads.sh 1.33.4)" && \
-	  export BPA_REAL_UPGRADE=1 BPA_KUBESPRAY_DOWNLOADS_FROM="$$from" && $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUpgradeUnderArgo' ./test/e2e/; fi
-	@if [[ " $(E2E_CLUSTER) " == *" master-added "* ]]; then set -x; export BPA_REAL_MASTER_ADDED=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealMasterAddedUnderArgo' ./test/e2e/; fi
-	@if [[ " $(E2E_CLUSTER) " == *" master-removed "* ]]; then set -x; export BPA_REAL_MASTER_REMOVED=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealMasterRemovedUnderArgo' ./test/e2e/; fi
-	@if [[ " $(E2E_CLUSTER) " == *" renewal "* ]]; then set -x; export BPA_REAL_RENEWAL=1 && $(E2E_SUITE) -timeout 240m -run 'TestRealCertificateRenewalUnderArgo' ./test/e2e/; fi
+	  export BPA_REAL_DAY2=upgrade BPA_KUBESPRAY_DOWNLOADS_FROM="$$from" && $(E2E_SUITE) -timeout 240m -run 'TestRealClusterUpgradeUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" master-added "* ]]; then set -x; export BPA_REAL_DAY2=master-added && $(E2E_SUITE) -timeout 240m -run 'TestRealMasterAddedUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" master-removed "* ]]; then set -x; export BPA_REAL_DAY2=master-removed && $(E2E_SUITE) -timeout 240m -run 'TestRealMasterRemovedUnderArgo' ./test/e2e/; fi
+	@if [[ " $(E2E_CLUSTER) " == *" renewal "* ]]; then set -x; export BPA_REAL_DAY2=renewal && $(E2E_SUITE) -timeout 240m -run 'TestRealCertificateRenewalUnderArgo' ./test/e2e/; fi
 
 .PHONY: test-update-golden
 test-update-golden: ## Rewrite the golden files under testdata/.
@@ -151,6 +164,7 @@ fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, 
 	go test ./pkg/steps/readcertificates -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 1
 	go test ./pkg/steps/readcertificates -run '^$$' -fuzz '^FuzzParseKubeadm$$' -fuzztime $(FUZZTIME) -parallel 1
 	go test ./hack/kubespray-downloads -run '^$$' -fuzz '^FuzzParseGoVersion$$' -fuzztime $(FUZZTIME)
+	go test ./hack/testsummary -run '^$$' -fuzz '^FuzzFilter$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench
 bench: ## Run the benchmarks.
@@ -164,6 +178,8 @@ build: ## Build the binary into bin/.
 
 VERSION ?= v0.1.0
 KEEP ?= 0
+# The quick demo's deadline: room for a busy or slower machine than the 15 minutes it takes idle.
+DEMO_TIMEOUT ?= 60m
 CLUSTER ?=
 IMAGE_REGISTRY ?=
 
@@ -177,8 +193,8 @@ image-push: image ## Push bin/images to IMAGE_REGISTRY (host[:port][/path]).
 	go run ./hack/image push -i bin/images --registry $(IMAGE_REGISTRY)
 
 .PHONY: demo
-demo: build ## The whole flow on a local control plane with Argo and test hosts (as root); KEEP=1 leaves it running; CLUSTER=real makes a real cluster with kubespray (about an hour).
-	KEEP=$(KEEP) CLUSTER=$(CLUSTER) hack/demo.sh
+demo: build ## The whole flow on a local control plane with Argo and test hosts (as root); KEEP=1 leaves it running; CLUSTER=real makes a real cluster with kubespray (about an hour); DEMO_TIMEOUT (60m) bounds it.
+	KEEP=$(KEEP) CLUSTER=$(CLUSTER) DEMO_TIMEOUT=$(DEMO_TIMEOUT) hack/demo.sh
 
 .PHONY: demo-down
 demo-down: ## Stop what `make demo KEEP=1` left running.

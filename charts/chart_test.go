@@ -32,9 +32,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/golden"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/golden"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 )
 
 const (

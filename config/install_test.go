@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
 )
 
 // TestInstallManifestsAreAccepted renders config/default (CRDs, policy, the manager's RBAC and

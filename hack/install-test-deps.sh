@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Go, idempotently: ansible-core (ansible-inventory parses
-# every rendered inventory), openssh-server (the SSH steps are tested against a real sshd; the
+# every rendered inventory), shellcheck (run-kubespray's scripts), openssh-server (the SSH steps are tested against a real sshd; the
 # package's own service is not started), dnsmasq-base (the site's DHCP server), apt-utils (apt-ftparchive builds the test nodes' package repositories),
 # containerd, runc, containernetworking-plugins and mmdebstrap (the end-to-end suite's node),
 # qemu-system-x86 and qemu-utils (the site's servers as virtual machines).
@@ -9,6 +9,8 @@ set -euo pipefail
 
 need=()
 command -v ansible-inventory >/dev/null 2>&1 || need+=(ansible-core)
+# run-kubespray's scripts are checked by shellcheck.
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 # The site: dnsmasq hands out the servers' addresses by MAC.
 command -v dnsmasq >/dev/null 2>&1 || need+=(dnsmasq-base)

@@ -5,7 +5,7 @@
 #
 #   hack/kubespray-downloads.sh [KUBE_VERSION]
 #
-# The kubespray release is internal/testcluster's; KUBE_VERSION ("1.33.4") builds for another
+# The kubespray release is internal/test/testcluster's; KUBE_VERSION ("1.33.4") builds for another
 # Kubernetes version than that release's default (an upgrade test's first), in a folder of its
 # own: the two folders together serve the upgrade (testcluster.Vars).
 #
@@ -32,7 +32,7 @@ if [ -n "$kube_version" ] && ! [[ "$kube_version" =~ ^1\.[0-9]+\.[0-9]+$ ]]; the
   exit 2
 fi
 
-version="$(sed -n 's/^const KubesprayVersion = "\(.*\)"$/\1/p' internal/testcluster/testcluster.go)"
+version="$(sed -n 's/^const KubesprayVersion = "\(.*\)"$/\1/p' internal/test/testcluster/testcluster.go)"
 kubespray_src="$third_party/kubespray-$version.tar.gz"
 if [ ! -f "$kubespray_src" ]; then
   say "$kubespray_src is absent: kubespray's downloads cannot be listed or built here (the third-party sources live in ../shared/third_party)"
@@ -69,7 +69,7 @@ pause="$(PAUSE_VERSION=$PAUSE_VERSION hack/pause.sh)"
 # The output's key is content only: the builder, the test cluster's options, the tools' pins,
 # the sources and the base, named by its own key (so every clone shares it, and a cache moved
 # elsewhere keeps it: the base's path is not part of it).
-key="$( (cat hack/kubespray-downloads/*.go internal/testcluster/*.go pkg/kubespraydownloads/*.go "$0"
+key="$( (cat hack/kubespray-downloads/*.go internal/test/testcluster/*.go pkg/kubespraydownloads/*.go "$0"
   find hack/tools/kubespray-downloads -type f | sort | xargs cat
   for f in "$kubespray_src" "$third_party"/cri-tools-*.tar.gz "$third_party"/flannel-cni-plugin-*.tar.gz "$pause"; do sha256sum <"$f"; done
   echo "$(basename "$base") $kube_version") | sha256sum | cut -c1-12)"

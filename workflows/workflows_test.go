@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/argovalidate"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/argovalidate"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )

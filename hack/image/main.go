@@ -27,7 +27,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/ociimage"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/hack/internal/ociimage"
 )
 
 func main() {

@@ -12,7 +12,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/ociimage"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/hack/internal/ociimage"
 )
 
 // kubesprayConfig is the stand-in image's ansible.cfg: what of kubespray's own matters to a

@@ -25,8 +25,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/ociimage"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/hack/internal/ociimage"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubespraydownloads"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
@@ -219,7 +219,7 @@ func sourceOf(o options, p plan, filesRepo string, versionsOf map[string]string)
 		}
 		have = append(have, dir+" at "+v)
 	}
-	return source{}, fmt.Errorf("kubespray wants %s; hack/tools/kubespray-downloads has %s: add a module at that version (%s-VERSION) or move the test cluster's options (internal/testcluster)",
+	return source{}, fmt.Errorf("kubespray wants %s; hack/tools/kubespray-downloads has %s: add a module at that version (%s-VERSION) or move the test cluster's options (internal/test/testcluster)",
 		p.Download, strings.Join(have, ", "), t.Dir)
 }
 

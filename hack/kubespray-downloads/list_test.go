@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubespraydownloads"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"

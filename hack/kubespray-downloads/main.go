@@ -12,7 +12,7 @@
 // upgrade from one to the other (testcluster.Vars merges their checksums).
 //
 // What to build is not a list kept here: kubespray's own download role says it
-// (kubespraydownloads.List, for the test cluster's options: internal/testcluster), and every
+// (kubespraydownloads.List, for the test cluster's options: internal/test/testcluster), and every
 // download must have a recipe (recipes.go) whose tool is at the version kubespray asks for, or
 // the build fails saying which. Tools are the modules of hack/tools/kubespray-downloads, each
 // pinned by its go.mod and go.sum, and the sources of the third-party folder. The built

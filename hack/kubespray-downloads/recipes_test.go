@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubespraydownloads"
 )
 
@@ -88,7 +88,7 @@ func TestCandidateTags(t *testing.T) {
 }
 
 // TestToolsPinTheTestClustersVersions: where the test cluster sets a version (etcd, flannel,
-// nerdctl: internal/testcluster), the tool's module pins that version, so a build never fails
+// nerdctl: internal/test/testcluster), the tool's module pins that version, so a build never fails
 // late on a mismatch the two files could have shown.
 func TestToolsPinTheTestClustersVersions(t *testing.T) {
 	vars := testcluster.KubesprayVars()

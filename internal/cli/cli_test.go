@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/golden"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/golden"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 

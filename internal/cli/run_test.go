@@ -18,8 +18,8 @@ import (
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 )
 
 func TestRunRefusesBadInputBeforeStarting(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"

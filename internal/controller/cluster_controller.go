@@ -60,7 +60,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			sw = nil
 		}
 	}
-	o := owned{summary: aggregateCluster(c, prov, sw)}
+	o := reconcileScope{summary: aggregateCluster(c, prov, sw)}
 	written, err := o.writeBack(ctx, r.Client, c, before, &c.Status.Conditions, c.Generation,
 		func() bool { return !equality.Semantic.DeepEqual(before.Status, c.Status) })
 	if written {

@@ -21,13 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/observe"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 )
 
-// owned is what both kinds' reconciles read and decide alike: the CR's Workflows and the
+// reconcileScope is what both kinds' reconciles read and decide alike: the CR's Workflows and the
 // summary the conditions are written from.
-type owned struct {
+type reconcileScope struct {
 	workflows []wfv1.Workflow
 	summary   summary
 	// evented: the reconcile said what it did in an Event of its own (created a Workflow).
@@ -35,10 +35,10 @@ type owned struct {
 }
 
 // requireArgo stops the reconcile while Argo's Workflows are not served, saying so.
-func (o *owned) requireArgo(a *ArgoAPI) (bool, error) { return a.missing(&o.summary), nil }
+func (o *reconcileScope) requireArgo(a *ArgoAPI) (bool, error) { return a.missing(&o.summary), nil }
 
 // listWorkflows reads the Workflows the CR owns (of kind) from the cache.
-func (o *owned) listWorkflows(ctx context.Context, c client.Reader, kind string, cr client.Object) (bool, error) {
+func (o *reconcileScope) listWorkflows(ctx context.Context, c client.Reader, kind string, cr client.Object) (bool, error) {
 	wfs, err := ownedWorkflows(ctx, c, kind, cr)
 	if err != nil {
 		o.summary = summary{reconciling, bpav1.ReasonListFailed, "cannot list Workflows; retrying"}
@@ -50,7 +50,7 @@ func (o *owned) listWorkflows(ctx context.Context, c client.Reader, kind string,
 // writeBack sets the conditions the reconcile's summary says and writes the status when it
 // differs from before's (changed, asked once the conditions are set). written says whether the
 // status on the server is this one: the reconcile's Events follow only a written status.
-func (o *owned) writeBack(ctx context.Context, c client.Client, obj, before client.Object, conds *[]metav1.Condition, generation int64, changed func() bool) (bool, error) {
+func (o *reconcileScope) writeBack(ctx context.Context, c client.Client, obj, before client.Object, conds *[]metav1.Condition, generation int64, changed func() bool) (bool, error) {
 	setConditions(conds, generation, o.summary)
 	return writeStatus(ctx, c, obj, before, changed())
 }
@@ -94,14 +94,14 @@ func ensureFinalizer(ctx context.Context, c client.Client, obj client.Object, fi
 	return c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
-// runOf is the run a CR's generation asks for over scope: its uid, generation, the rerun
+// wantedRun is the run a CR's generation asks for over scope: its uid, generation, the rerun
 // annotation, and salt.
-func runOf(om *metav1.ObjectMeta, scope string, salt ...string) string {
+func wantedRun(om *metav1.ObjectMeta, scope string, salt ...string) string {
 	return compile.RunID(om, scope, append(salt, om.Annotations[bpav1.RerunAnnotation])...)
 }
 
 // recordOf is the record of a finished Workflow.
-func recordOf(wf *wfv1.Workflow, o mirror.Observation) *bpav1.RunRecord {
+func recordOf(wf *wfv1.Workflow, o observe.Observation) *bpav1.RunRecord {
 	gen, _ := strconv.ParseInt(wf.Labels[bpav1.WorkflowGenerationLabel], 10, 64)
 	return &bpav1.RunRecord{
 		Run: wf.Labels[bpav1.WorkflowRunLabel], Generation: gen, WorkflowName: o.Name,
@@ -136,7 +136,7 @@ func stalledBy(st *bpav1.WorkflowStatus, generation int64, reason string, err er
 }
 
 // applyObservation mirrors what both kinds share.
-func applyObservation(st *bpav1.WorkflowStatus, generation int64, o mirror.Observation) {
+func applyObservation(st *bpav1.WorkflowStatus, generation int64, o observe.Observation) {
 	st.ObservedGeneration = generation
 	st.WorkflowName = o.Name
 	st.Phase = o.Phase

@@ -24,9 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/observe"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
@@ -57,7 +56,7 @@ type ProvisioningReconciler struct {
 
 // provisioningScope carries what one reconcile reads and decides.
 type provisioningScope struct {
-	owned
+	reconcileScope
 	p *bpav1.Provisioning
 	// before is p as read, the base of the status patch.
 	before *bpav1.Provisioning
@@ -84,7 +83,7 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 
 	before := p.DeepCopy()
-	s := &provisioningScope{p: p, before: before, run: runOf(&p.ObjectMeta, compile.WorkflowScopeAll)}
+	s := &provisioningScope{p: p, before: before, run: wantedRun(&p.ObjectMeta, compile.WorkflowScopeAll)}
 	defer func() {
 		if s.stale != nil {
 			res, retErr = ctrl.Result{}, s.stale
@@ -161,7 +160,7 @@ func (r *ProvisioningReconciler) recordSucceeded(ctx context.Context, s *provisi
 // read from the run's own placement, or, when its node status is offloaded, from the status
 // this CR mirrored before; a node whose host neither says is not released, and an Event says so.
 func (r *ProvisioningReconciler) releaseLeaving(ctx context.Context, s *provisioningScope, wf *wfv1.Workflow, leaving []string) error {
-	hosts := mirror.Observe(wf).Hosts
+	hosts := observe.Of(wf).Hosts
 	if hosts == nil {
 		hosts = s.p.Status.Hosts
 	}
@@ -190,14 +189,14 @@ func (r *ProvisioningReconciler) releaseLeaving(ctx context.Context, s *provisio
 
 // outcomeOf reads the outcome a Workflow carries. A Workflow compiled before outcomes were
 // carried has none: its generation's spec stands in, when it is the current one.
-func outcomeOf(p *bpav1.Provisioning, wf *wfv1.Workflow) (day2.Outcome, error) {
+func outcomeOf(p *bpav1.Provisioning, wf *wfv1.Workflow) (runkubespray.Outcome, error) {
 	if raw, ok := wf.Annotations[bpav1.WorkflowRecordAnnotation]; ok {
-		return day2.ParseOutcome(raw)
+		return runkubespray.ParseOutcome(raw)
 	}
 	if wf.Labels[bpav1.WorkflowGenerationLabel] != strconv.FormatInt(p.Generation, 10) {
-		return day2.Outcome{}, fmt.Errorf("no annotation %s, and generation %s is not the current one", bpav1.WorkflowRecordAnnotation, wf.Labels[bpav1.WorkflowGenerationLabel])
+		return runkubespray.Outcome{}, fmt.Errorf("no annotation %s, and generation %s is not the current one", bpav1.WorkflowRecordAnnotation, wf.Labels[bpav1.WorkflowGenerationLabel])
 	}
-	return day2.Outcome{Provisioned: *day2.Record(p, runkubespray.Plan{})}, nil
+	return runkubespray.Outcome{Provisioned: *runkubespray.Record(p, runkubespray.Plan{})}, nil
 }
 
 // ensureWorkflow creates this run's Workflow unless it exists or has finished. A finished run
@@ -205,7 +204,7 @@ func outcomeOf(p *bpav1.Provisioning, wf *wfv1.Workflow) (day2.Outcome, error) {
 // an older run is still going: the new run's kubespray mode depends on its outcome.
 func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisioningScope) (bool, error) {
 	p := s.p
-	if run := ofRun(s.workflows, s.run); len(run) > 0 {
+	if run := workflowsOfRun(s.workflows, s.run); len(run) > 0 {
 		if unfinished(run) == nil {
 			return false, nil
 		}
@@ -227,7 +226,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		return true, nil
 	}
 	opts := r.Options
-	plan, err := day2.KubesprayPlan(p, compile.KubesprayImageOf(p, r.Options))
+	plan, err := runkubespray.PlanFor(p, compile.KubesprayImageOf(p, r.Options))
 	if err != nil {
 		return r.stall(s, bpav1.ReasonDay2Unsupported, err)
 	}
@@ -238,7 +237,7 @@ func (r *ProvisioningReconciler) ensureWorkflow(ctx context.Context, s *provisio
 		compileErrors.WithLabelValues(bpav1.WorkflowKindProvisioning).Inc()
 		return r.stall(s, bpav1.ReasonInvalidSpec, err)
 	}
-	wf.Annotations[bpav1.WorkflowRecordAnnotation] = day2.OutcomeOf(p, plan).Annotation()
+	wf.Annotations[bpav1.WorkflowRecordAnnotation] = runkubespray.OutcomeOf(p, plan).Annotation()
 	// In order, before the Workflow: the finalizer (its steps claim hosts, which the finalizer
 	// releases), the step identity (its pods and their API calls need it), the run's start.
 	if done, err := r.addFinalizer(ctx, s); done || err != nil {
@@ -350,8 +349,8 @@ func (r *ProvisioningReconciler) stall(s *provisioningScope, reason string, err 
 // resubmit`) into the status, and records its outcome once it has finished.
 func (r *ProvisioningReconciler) observeWorkflow(_ context.Context, s *provisioningScope) (bool, error) {
 	p := s.p
-	wf := mirror.Newest(ofRun(s.workflows, s.run))
-	o := mirror.Observe(wf)
+	wf := observe.Newest(workflowsOfRun(s.workflows, s.run))
+	o := observe.Of(wf)
 	leaving := []string(nil)
 	if outcome, err := outcomeOf(p, wf); err == nil {
 		leaving = outcome.Leaving
@@ -409,7 +408,7 @@ func (r *ProvisioningReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // applyProvisioningObservation mirrors one Workflow into the status; leaving are the nodes the
 // run removes, which a succeeded run no longer counts among the cluster's hosts.
-func applyProvisioningObservation(p *bpav1.Provisioning, o mirror.Observation, leaving []string) {
+func applyProvisioningObservation(p *bpav1.Provisioning, o observe.Observation, leaving []string) {
 	applyObservation(&p.Status.WorkflowStatus, p.Generation, o)
 	if o.Hosts != nil {
 		p.Status.Hosts = o.Hosts

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/google/go-cmp/cmp"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/argovalidate"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/argovalidate"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 )
 
@@ -85,8 +86,8 @@ func TestProvisioningFollowsItsWorkflow(t *testing.T) {
 		if ref := metav1.GetControllerOf(wf); ref == nil || ref.UID != getProvisioning(t, p).UID || ref.Kind != "Provisioning" {
 			t.Errorf("controller owner = %+v, want the Provisioning", ref)
 		}
-		if s := wf.Spec.Synchronization; s == nil || len(s.Mutexes) != 1 || !strings.Contains(s.Mutexes[0].Name, "cluster-abc") {
-			t.Errorf("synchronization = %+v, want one mutex for cluster-abc", s)
+		if diff := cmp.Diff(&wfv1.Synchronization{Mutexes: []*wfv1.Mutex{{Name: "bpa-cluster-cluster-abc"}}}, wf.Spec.Synchronization); diff != "" {
+			t.Errorf("synchronization, want one mutex for cluster-abc (-want +got):\n%s", diff)
 		}
 		if err := argovalidate.Workflow(wf); err != nil {
 			t.Errorf("Argo's validator refuses the created Workflow: %v", err)
@@ -536,6 +537,9 @@ func newABCSiteWith(t *testing.T, mutate func(*bpav1.Provisioning)) *abcSite {
 	return s
 }
 
+// atAll is at for a list.
+func (s *abcSite) atAll(hs []bpav1.Node) []bpav1.Node { return s.at(hs...) }
+
 // at places hosts of the sample site ("metal3/node-1") in the site's namespace.
 func (s *abcSite) at(hs ...bpav1.Node) []bpav1.Node {
 	out := slices.Clone(hs)
@@ -545,19 +549,41 @@ func (s *abcSite) at(hs ...bpav1.Node) []bpav1.Node {
 	return out
 }
 
+// TestProvisioningDay2 takes one cluster through the day-2 changes in turn, each stage from where
+// the one before left it: workers added and removed, the changes refused, masters added and
+// removed, a certificate renewal, and deletion.
 func TestProvisioningDay2(t *testing.T) {
 	site := newABCSite(t)
-	ns, p, consumer, hosts := site.ns, site.p, site.consumer, site.hosts
-	elsewhere := claim(t, ns, "node-6", &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "Metal3Machine", Namespace: ns, Name: "m"})
-	atNS := func(hs []bpav1.Node) []bpav1.Node { return site.at(hs...) }
+	elsewhere := claim(t, site.ns, "node-6", &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "Metal3Machine", Namespace: site.ns, Name: "m"})
 
-	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
+	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, site.p, 1)
 	if args := kubesprayArgs(wf1); !strings.HasSuffix(args, "cluster.yml") {
 		t.Errorf("generation 1 runs %q, want cluster.yml", args)
 	}
-	provisioned(t, wf1, atNS(abcHosts))
-	waitReady(t, p, 1)
+	provisioned(t, wf1, site.at(abcHosts...))
+	waitReady(t, site.p, 1)
 
+	day2Workers(t, site)
+	day2Refusals(t, site)
+	day2Masters(t, site)
+	day2Renewal(t, site)
+	p, hosts := site.p, site.hosts
+	t.Run("delete: every claim released, the other consumer's untouched", func(t *testing.T) {
+		deleteAndWait(t, p)
+		for name, h := range hosts {
+			if ref := consumerOf(t, h); ref != nil {
+				t.Errorf("%s still claimed by %v", name, ref)
+			}
+		}
+		if consumerOf(t, elsewhere) == nil {
+			t.Errorf("node-6, claimed by another consumer, was released")
+		}
+	})
+}
+
+// day2Workers: generations 2 and 3, a worker added (scale.yml) and removed (remove-node.yml).
+func day2Workers(t *testing.T, site *abcSite) {
+	p, hosts, consumer, atNS := site.p, site.hosts, site.consumer, site.atAll
 	t.Run("a worker added: scale.yml limited to it", func(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) {
 			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-3": {MACAddress: "00:e1:ba:ce:df:bd"}})
@@ -603,6 +629,11 @@ func TestProvisioningDay2(t *testing.T) {
 		}
 	})
 
+}
+
+// day2Refusals: generations 4 and 5, changes one kubespray run cannot make, refused.
+func day2Refusals(t *testing.T, site *abcSite) {
+	p, hosts := site.p, site.hosts
 	t.Run("workers added and removed at once: Stalled, no Workflow", func(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) {
 			cur.Spec.Workers = []bpav1.HostEntry{cur.Spec.Workers[0], {"worker-4": {MACAddress: "00:e1:ba:ce:df:bd"}}}
@@ -642,6 +673,12 @@ func TestProvisioningDay2(t *testing.T) {
 		})
 	})
 
+}
+
+// day2Masters: generations 6 to 9, a cluster.yml run, a master added, the first master
+// refused, another master removed.
+func day2Masters(t *testing.T, site *abcSite) {
+	p, hosts, consumer, ns, atNS := site.p, site.hosts, site.consumer, site.ns, site.atAll
 	t.Run("a cluster.yml run releases no claim, even of a host it did not place", func(t *testing.T) {
 		// A host this Provisioning holds but no node runs on (left by an earlier placement).
 		stray := claim(t, ns, "node-2", consumer)
@@ -724,6 +761,11 @@ func TestProvisioningDay2(t *testing.T) {
 		})
 	})
 
+}
+
+// day2Renewal: generation 10, the certificates renewed.
+func day2Renewal(t *testing.T, site *abcSite) {
+	p, atNS := site.p, site.atAll
 	t.Run("certificates renewed: upgrade-cluster.yml for the control plane, the expiry read into the status", func(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.CertificateRenewal = "2026-11" })
 		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 10)
@@ -741,17 +783,6 @@ func TestProvisioningDay2(t *testing.T) {
 		}
 	})
 
-	t.Run("delete: every claim released, the other consumer's untouched", func(t *testing.T) {
-		deleteAndWait(t, p)
-		for name, h := range hosts {
-			if ref := consumerOf(t, h); ref != nil {
-				t.Errorf("%s still claimed by %v", name, ref)
-			}
-		}
-		if consumerOf(t, elsewhere) == nil {
-			t.Errorf("node-6, claimed by another consumer, was released")
-		}
-	})
 }
 
 // TestDeletionStopsTheRunFirst: a Provisioning deleted while kubespray runs keeps its hosts

@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/observe"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 )
 
 // SoftwareReconciler runs a Software generation on its cluster's nodes once the cluster is
@@ -57,7 +57,7 @@ const DefaultRegistryTimeout = 10 * time.Second
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings,verbs=get;list;watch
 
 type softwareScope struct {
-	owned
+	reconcileScope
 	sw      *bpav1.Software
 	cluster *bpav1.Provisioning
 	// requeueAfter: look again then (a Software with binaries follows the site registry).
@@ -119,8 +119,8 @@ func (r *SoftwareReconciler) followUnfinished(_ context.Context, s *softwareScop
 	if busy == nil {
 		return false, nil
 	}
-	if running := mirror.Newest(allUnfinished(ofGeneration(s.workflows, compile.Generation(&s.sw.ObjectMeta)))); running != nil {
-		o := mirror.Observe(running)
+	if running := observe.Newest(allUnfinished(workflowsOfGeneration(s.workflows, compile.Generation(&s.sw.ObjectMeta)))); running != nil {
+		o := observe.Of(running)
 		applySoftwareObservation(s.sw, o)
 		s.summary = summaryOf(o.Phase, o.Name, o.Message)
 		return true, nil
@@ -137,7 +137,7 @@ func (r *SoftwareReconciler) followUnfinished(_ context.Context, s *softwareScop
 // (Stalled) even once Argo deletes its Workflow. Merged once, an old Workflow still lying around
 // never brings back the report of a node that has left the cluster since.
 func (r *SoftwareReconciler) mergeLatest(_ context.Context, s *softwareScope) (bool, error) {
-	finished := slices.DeleteFunc(ofGeneration(s.workflows, compile.Generation(&s.sw.ObjectMeta)), func(wf wfv1.Workflow) bool {
+	finished := slices.DeleteFunc(workflowsOfGeneration(s.workflows, compile.Generation(&s.sw.ObjectMeta)), func(wf wfv1.Workflow) bool {
 		return !wf.Status.Phase.Completed()
 	})
 	slices.SortStableFunc(finished, func(a, b wfv1.Workflow) int {
@@ -155,7 +155,7 @@ func (r *SoftwareReconciler) mergeLatest(_ context.Context, s *softwareScope) (b
 		if slices.Contains(merged, key) {
 			continue
 		}
-		o := mirror.Observe(&finished[i])
+		o := observe.Of(&finished[i])
 		applySoftwareObservation(s.sw, o)
 		s.sw.Status.LastRun = recordOf(&finished[i], o) // finishes come in order: the last is the newest
 	}
@@ -205,29 +205,11 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 		return true, nil
 	}
 	pruneReports(sw, nodes)
-	var binaries map[string]string
-	if day2.HasBinaries(&sw.Spec) && r.Registry != nil {
-		// The registry's content decides too: look again after the poll interval, so a new
-		// upload reaches the nodes whose files differ.
-		s.requeueAfter = r.RegistryPollInterval
-		if s.requeueAfter <= 0 {
-			s.requeueAfter = DefaultRegistryPollInterval
-		}
-		timeout := r.RegistryTimeout
-		if timeout <= 0 {
-			timeout = DefaultRegistryTimeout
-		}
-		resolveCtx, cancel := context.WithTimeout(ctx, timeout)
-		var err error
-		binaries, err = resolveBinaries(resolveCtx, r.Registry, &sw.Spec)
-		cancel()
-		if err != nil {
-			s.summary = summary{reconciling, bpav1.ReasonBinariesUnresolved, fmt.Sprintf(
-				"cannot resolve the binaries in the site registry: %v; retrying every %s", err, s.requeueAfter)}
-			return true, nil
-		}
+	binaries, resolved := r.resolveRegistryBinaries(ctx, s)
+	if !resolved {
+		return true, nil
 	}
-	need, all := day2.SoftwareNodes(sw, nodes, binaries)
+	need, all := installsoftware.SoftwareNodes(sw, nodes, binaries)
 	if len(need) == 0 {
 		if sw.Status.ObservedGeneration != sw.Generation {
 			resetWorkflowStatus(&sw.Status.WorkflowStatus, sw.Generation)
@@ -235,6 +217,42 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 		s.summary = summary{ready, bpav1.ReasonUpToDate, fmt.Sprintf("packages installed on all %d nodes", len(nodes))}
 		return true, nil
 	}
+	opts := r.runOptions(s, need, all, binaries)
+	if ranBefore(s, opts.Run, need) {
+		return true, nil
+	}
+	return r.createRun(ctx, s, opts, need)
+}
+
+// resolveRegistryBinaries resolves the Software's binaries to the site registry's files; false
+// when they cannot be, with the summary saying why.
+func (r *SoftwareReconciler) resolveRegistryBinaries(ctx context.Context, s *softwareScope) (map[string]string, bool) {
+	if !installsoftware.HasBinaries(&s.sw.Spec) || r.Registry == nil {
+		return nil, true
+	}
+	// The registry's content decides too: look again after the poll interval, so a new
+	// upload reaches the nodes whose files differ.
+	s.requeueAfter = r.RegistryPollInterval
+	if s.requeueAfter <= 0 {
+		s.requeueAfter = DefaultRegistryPollInterval
+	}
+	timeout := r.RegistryTimeout
+	if timeout <= 0 {
+		timeout = DefaultRegistryTimeout
+	}
+	resolveCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	binaries, err := resolveBinaries(resolveCtx, r.Registry, &s.sw.Spec)
+	if err != nil {
+		s.summary = summary{reconciling, bpav1.ReasonBinariesUnresolved, fmt.Sprintf(
+			"cannot resolve the binaries in the site registry: %v; retrying every %s", err, s.requeueAfter)}
+		return nil, false
+	}
+	return binaries, true
+}
+
+// runOptions are the compile options of the run that installs on need (every node when all).
+func (r *SoftwareReconciler) runOptions(s *softwareScope, need []string, all bool, binaries map[string]string) compile.Options {
 	opts := r.Options
 	if !all {
 		opts.SoftwareNodes = need
@@ -244,14 +262,21 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 		// New uploads make a new run of the same generation and nodes.
 		salt = append(salt, binariesSalt(binaries))
 	}
-	opts.Run = runOf(&sw.ObjectMeta, compile.Scope(opts.SoftwareNodes), salt...)
+	opts.Run = wantedRun(&s.sw.ObjectMeta, compile.Scope(opts.SoftwareNodes), salt...)
 	// The run is named for these files, and installs them: an upload made meanwhile is the
 	// next run's.
 	opts.BinaryDigests = binaries
-	if ran := mirror.Newest(ofRun(s.workflows, opts.Run)); ran != nil {
+	return opts
+}
+
+// ranBefore shows a run that already happened, from its Workflow or its record, and says
+// whether there was one: a run is never started twice.
+func ranBefore(s *softwareScope, run string, need []string) bool {
+	sw := s.sw
+	if ran := observe.Newest(workflowsOfRun(s.workflows, run)); ran != nil {
 		// Finished (followUnfinished follows running ones), so mergeLatest has merged its
 		// reports already: mirror the run, never merge them again.
-		o := mirror.Observe(ran)
+		o := observe.Of(ran)
 		applyObservation(&sw.Status.WorkflowStatus, sw.Generation, o)
 		s.summary = summaryOf(o.Phase, o.Name, o.Message)
 		if o.Phase == bpav1.PhaseSucceeded {
@@ -261,18 +286,25 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 				"Workflow %s succeeded without a report for nodes %v; resubmit it once the reports can be read", ran.Name, need)}
 			sw.Status.Message = s.summary.message
 		}
-		return true, nil
+		return true
 	}
-	if rec := sw.Status.LastRun; rec != nil && rec.Run == opts.Run {
-		s.summary = restoreRecord(&sw.Status.WorkflowStatus, sw.Generation, rec)
-		if rec.Phase == bpav1.PhaseSucceeded {
-			s.summary = summary{stalled, bpav1.ReasonWorkflowDeleted, fmt.Sprintf(
-				"Workflow %s succeeded without a report for nodes %v and has been deleted since; set annotation %s to a new value to run again",
-				rec.WorkflowName, need, bpav1.RerunAnnotation)}
-			sw.Status.Message = s.summary.message
-		}
-		return true, nil
+	rec := sw.Status.LastRun
+	if rec == nil || rec.Run != run {
+		return false
 	}
+	s.summary = restoreRecord(&sw.Status.WorkflowStatus, sw.Generation, rec)
+	if rec.Phase == bpav1.PhaseSucceeded {
+		s.summary = summary{stalled, bpav1.ReasonWorkflowDeleted, fmt.Sprintf(
+			"Workflow %s succeeded without a report for nodes %v and has been deleted since; set annotation %s to a new value to run again",
+			rec.WorkflowName, need, bpav1.RerunAnnotation)}
+		sw.Status.Message = s.summary.message
+	}
+	return true
+}
+
+// createRun compiles the run and creates its Workflow.
+func (r *SoftwareReconciler) createRun(ctx context.Context, s *softwareScope, opts compile.Options, need []string) (bool, error) {
+	sw := s.sw
 	wf, err := compile.Software(sw, opts)
 	if err != nil {
 		compileErrors.WithLabelValues(bpav1.WorkflowKindSoftware).Inc()
@@ -292,7 +324,7 @@ func (r *SoftwareReconciler) ensureRun(ctx context.Context, s *softwareScope) (b
 	}
 	// Mirrored now, as followUnfinished would on the Workflow's own events: its creation is not
 	// watched, so this status is the one write the new run costs.
-	o := mirror.Observe(wf)
+	o := observe.Of(wf)
 	applySoftwareObservation(sw, o)
 	s.summary = summaryOf(o.Phase, o.Name, o.Message)
 	return true, nil

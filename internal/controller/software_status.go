@@ -5,14 +5,14 @@ import (
 	"strings"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/observe"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 )
 
 // applySoftwareObservation mirrors one Workflow of the current generation and merges its
 // per-node reports: a node without failures records the generation and the digest of the
 // packages it now has, so it is not run again until they change.
-func applySoftwareObservation(sw *bpav1.Software, o mirror.Observation) {
+func applySoftwareObservation(sw *bpav1.Software, o observe.Observation) {
 	applyObservation(&sw.Status.WorkflowStatus, sw.Generation, o)
 	for _, r := range o.Reports {
 		i := slices.IndexFunc(sw.Status.Nodes, func(n bpav1.NodeSoftwareReport) bool { return n.Node == r.Node })
@@ -40,7 +40,7 @@ func applySoftwareObservation(sw *bpav1.Software, o mirror.Observation) {
 			n.Generation = sw.Generation
 			// The binaries as the node has them: a later upload makes the registry's digest
 			// differ, and only then does the node need a run.
-			n.Digest = day2.PackagesDigest(&sw.Spec, r.Role, installed)
+			n.Digest = installsoftware.PackagesDigest(&sw.Spec, r.Role, installed)
 		}
 	}
 	slices.SortFunc(sw.Status.Nodes, func(a, b bpav1.NodeSoftwareReport) int { return strings.Compare(a.Node, b.Node) })

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	"github.com/google/go-cmp/cmp"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/argovalidate"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/argovalidate"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 )
@@ -65,7 +66,27 @@ func waitSoftwareReady(t *testing.T, sw *bpav1.Software, generation int64) *bpav
 	return cur
 }
 
+// softwareStory is a Software with its Cluster and the Provisioning that makes it, in a
+// namespace of their own, with a running controller.
+type softwareStory struct {
+	sw      *bpav1.Software
+	p       *bpav1.Provisioning
+	cluster *bpav1.Cluster
+}
+
+// TestSoftwareFollowsItsCluster: a Software waits for its cluster, then follows it, each stage
+// from where the one before left it: nodes joining, its own spec changing, a failed run, a
+// rerun, a node leaving and rejoining.
 func TestSoftwareFollowsItsCluster(t *testing.T) {
+	s := softwareWaitsForItsCluster(t)
+	softwareFollowsChanges(t, s)
+	softwareStallsOnFailure(t, s)
+	softwareRunsRejoinedNodes(t, s)
+}
+
+// softwareWaitsForItsCluster: the Software waits while there is no Provisioning and while the
+// cluster is made, then runs on every node once the cluster is Ready.
+func softwareWaitsForItsCluster(t *testing.T) *softwareStory {
 	ns := newNamespace(t)
 	startManager(t)
 
@@ -113,9 +134,13 @@ func TestSoftwareFollowsItsCluster(t *testing.T) {
 	}
 	installed(t, first, xyzHosts...)
 	cur := waitSoftwareReady(t, sw, 1)
-	if len(cur.Status.Nodes) != 3 || cur.Status.Nodes[2].Node != "worker" || cur.Status.Nodes[2].Generation != 1 ||
-		cur.Status.Nodes[2].Digest == "" || cur.Status.Nodes[2].Unchanged != 1 || !slices.Equal(cur.Status.Nodes[2].Changed, []string{"curl=7.88.1-10"}) {
-		t.Errorf("node reports = %+v", cur.Status.Nodes)
+	if len(cur.Status.Nodes) != 3 || cur.Status.Nodes[2].Digest == "" {
+		t.Fatalf("node reports = %+v, want 3, each with the digest of what it installed", cur.Status.Nodes)
+	}
+	want := bpav1.NodeSoftwareReport{Node: "worker", Role: "worker", Generation: 1, Digest: cur.Status.Nodes[2].Digest,
+		Unchanged: 1, Changed: []string{"curl=7.88.1-10"}}
+	if diff := cmp.Diff(want, cur.Status.Nodes[2]); diff != "" {
+		t.Errorf("the worker's report (-want +got):\n%s", diff)
 	}
 	if cur.Status.Phase != bpav1.PhaseSucceeded || cur.Status.WorkflowName != first.Name {
 		t.Errorf("status %+v", cur.Status.WorkflowStatus)
@@ -131,6 +156,13 @@ func TestSoftwareFollowsItsCluster(t *testing.T) {
 		return expectConditions(c.Status.Conditions, 1, "True/Ready", "absent", "absent")
 	})
 
+	return &softwareStory{sw: sw, p: p, cluster: cluster}
+}
+
+// softwareFollowsChanges: a node joining runs the Software on it alone; a worker's package
+// changing runs it on the workers only.
+func softwareFollowsChanges(t *testing.T, s *softwareStory) {
+	sw, p := s.sw, s.p
 	t.Run("a node joins: a run for it alone", func(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) {
 			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-b": {MACAddress: "00:c2:12:03:62:b2"}})
@@ -170,6 +202,12 @@ func TestSoftwareFollowsItsCluster(t *testing.T) {
 		}
 	})
 
+}
+
+// softwareStallsOnFailure: a failed run stalls the Software and its Cluster and is not started
+// again, even once its Workflow is deleted, until the rerun annotation asks.
+func softwareStallsOnFailure(t *testing.T, s *softwareStory) {
+	sw, cluster := s.sw, s.cluster
 	t.Run("a failed run stalls, and is not started again", func(t *testing.T) {
 		patchSpec(t, sw, func(cur *bpav1.Software) { cur.Spec.MasterSoftware = cur.Spec.MasterSoftware[:1] })
 		wf := swWorkflow(t, sw, 3, compile.Scope([]string{"master-1", "master-2"}))
@@ -244,6 +282,11 @@ func TestSoftwareFollowsItsCluster(t *testing.T) {
 		waitSoftwareReady(t, sw, 3)
 	})
 
+}
+
+// softwareRunsRejoinedNodes: worker-b leaves the cluster and rejoins it, twice.
+func softwareRunsRejoinedNodes(t *testing.T, s *softwareStory) {
+	sw, p := s.sw, s.p
 	// A node that leaves and rejoins within one Software generation is a new run each time: the
 	// cluster generation it joins at names the run.
 	leaveAndRejoin := func(t *testing.T, gen int64) *wfv1.Workflow {

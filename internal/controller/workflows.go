@@ -16,7 +16,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/mirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/observe"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 )
 
@@ -65,8 +65,8 @@ func ownedWorkflows(ctx context.Context, c client.Reader, kind string, owner cli
 	return out, nil
 }
 
-// ofRun keeps the Workflows of one run (its bpa.akraino.org/run label).
-func ofRun(wfs []wfv1.Workflow, run string) []wfv1.Workflow {
+// workflowsOfRun keeps the Workflows of one run (its bpa.akraino.org/run label).
+func workflowsOfRun(wfs []wfv1.Workflow, run string) []wfv1.Workflow {
 	var out []wfv1.Workflow
 	for _, wf := range wfs {
 		if wf.Labels[bpav1.WorkflowRunLabel] == run {
@@ -76,8 +76,8 @@ func ofRun(wfs []wfv1.Workflow, run string) []wfv1.Workflow {
 	return out
 }
 
-// ofGeneration keeps the Workflows of one generation, whatever their run.
-func ofGeneration(wfs []wfv1.Workflow, generation int64) []wfv1.Workflow {
+// workflowsOfGeneration keeps the Workflows of one generation, whatever their run.
+func workflowsOfGeneration(wfs []wfv1.Workflow, generation int64) []wfv1.Workflow {
 	gen := strconv.FormatInt(generation, 10)
 	var out []wfv1.Workflow
 	for _, wf := range wfs {
@@ -103,7 +103,7 @@ func unrecordedSuccess(wfs []wfv1.Workflow, rec *bpav1.ProvisionedNodes) *wfv1.W
 		if rec != nil && (gen < rec.Generation || wf.Labels[bpav1.WorkflowRunLabel] == rec.Run) {
 			continue
 		}
-		if best == nil || gen > bestGen || (gen == bestGen && mirror.Newest([]wfv1.Workflow{*best, *wf}).Name == wf.Name) {
+		if best == nil || gen > bestGen || (gen == bestGen && observe.Newest([]wfv1.Workflow{*best, *wf}).Name == wf.Name) {
 			best, bestGen = wf, gen
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 

@@ -13,6 +13,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
@@ -84,40 +85,48 @@ func (h *Handler) serveOCI(w http.ResponseWriter, r *http.Request) {
 		h.log().Error("reading the site registry", "what", what, "error", err)
 		ociError(w, http.StatusBadGateway, "UNAVAILABLE", "cannot read "+what+" from the site registry")
 	}
-
 	if req.manifest {
-		desc, rc, err := repo.FetchReference(r.Context(), req.reference)
-		if err != nil {
-			upstream(err)
-			return
-		}
-		defer func() { _ = rc.Close() }()
-		if desc.Size > siteregistry.MaxManifestSize {
-			upstream(fmt.Errorf("manifest of %d bytes, over the %d this serves", desc.Size, siteregistry.MaxManifestSize))
-			return
-		}
-		raw, err := content.ReadAll(rc, desc)
-		if err != nil {
-			upstream(err)
-			return
-		}
-		if d, err := digest.Parse(req.reference); err == nil && d != desc.Digest {
-			upstream(fmt.Errorf("asked for %s, the registry answered %s", d, desc.Digest))
-			return
-		}
-		w.Header().Set("Content-Type", desc.MediaType)
-		w.Header().Set("Docker-Content-Digest", desc.Digest.String())
-		w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
-		if r.Method == http.MethodGet {
-			_, _ = w.Write(raw) //nolint:gosec // G705: a manifest checked against its digest, sent as its own media type, not HTML
-
-		}
+		serveManifest(w, r, repo, req, upstream)
 		return
 	}
+	h.serveBlob(w, r, repo, req, what, upstream)
+}
 
+// serveManifest serves a manifest of repo, checked against the digest it was asked by.
+func serveManifest(w http.ResponseWriter, r *http.Request, repo *remote.Repository, req ociRequest, upstream func(error)) {
+	desc, rc, err := repo.FetchReference(r.Context(), req.reference)
+	if err != nil {
+		upstream(err)
+		return
+	}
+	defer func() { _ = rc.Close() }()
+	if desc.Size > siteregistry.MaxManifestSize {
+		upstream(fmt.Errorf("manifest of %d bytes, over the %d this serves", desc.Size, siteregistry.MaxManifestSize))
+		return
+	}
+	raw, err := content.ReadAll(rc, desc)
+	if err != nil {
+		upstream(err)
+		return
+	}
+	if d, err := digest.Parse(req.reference); err == nil && d != desc.Digest {
+		upstream(fmt.Errorf("asked for %s, the registry answered %s", d, desc.Digest))
+		return
+	}
+	w.Header().Set("Content-Type", desc.MediaType)
+	w.Header().Set("Docker-Content-Digest", desc.Digest.String())
+	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(raw) //nolint:gosec // G705: a manifest checked against its digest, sent as its own media type, not HTML
+	}
+}
+
+// serveBlob serves a blob of repo, every byte checked against its digest as it is sent.
+func (h *Handler) serveBlob(w http.ResponseWriter, r *http.Request, repo *remote.Repository, req ociRequest, what string, upstream func(error)) {
 	// HEAD asks the registry for the blob's size; GET fetches it in the same request.
 	var desc ocispec.Descriptor
 	var rc io.ReadCloser
+	var err error
 	if r.Method == http.MethodHead {
 		desc, err = repo.Blobs().Resolve(r.Context(), req.reference)
 	} else {

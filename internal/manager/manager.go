@@ -121,6 +121,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.Add(argo); err != nil {
 		return nil, err
 	}
+	if err := setupReconcilers(mgr, argo, opts); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// setupReconcilers adds the three reconcilers to mgr.
+func setupReconcilers(mgr ctrl.Manager, argo *controller.ArgoAPI, opts Options) error {
 	if err := (&controller.ProvisioningReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -130,7 +138,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the Provisioning controller: %w", err)
+		return fmt.Errorf("setting up the Provisioning controller: %w", err)
 	}
 	if err := (&controller.SoftwareReconciler{
 		Client:   mgr.GetClient(),
@@ -143,7 +151,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		RegistryTimeout:         opts.RegistryTimeout,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the Software controller: %w", err)
+		return fmt.Errorf("setting up the Software controller: %w", err)
 	}
 	if err := (&controller.ClusterReconciler{
 		Client:   mgr.GetClient(),
@@ -151,9 +159,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
+		return fmt.Errorf("setting up the Cluster controller: %w", err)
 	}
-	return mgr, nil
+	return nil
 }
 
 // mapperKnowingWorkflows is the API server's REST mapper, which also knows Argo's Workflow kind

@@ -19,7 +19,7 @@ import (
 	"oras.land/oras-go/v2/content/memory"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 

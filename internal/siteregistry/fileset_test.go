@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 

@@ -19,7 +19,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 )
 

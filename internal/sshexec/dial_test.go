@@ -10,7 +10,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testsshd"
 )
 
 // pins is a HostKeyStore in memory.

@@ -137,7 +137,18 @@ var (
 // start-up rather than on the first CR.
 func ValidateOptions(o Options) error { return o.validate() }
 
+// validate refuses options no Workflow could run with, naming the option.
 func (o Options) validate() error {
+	for _, check := range []func() error{o.validateImages, o.validateWorkflows, o.validateLeases, o.validateSite, o.validateRun} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateImages checks the images and the SSH key Secret the steps run with.
+func (o Options) validateImages() error {
 	if !bpav1.IsImageReference(o.StepImage) {
 		return fmt.Errorf("options: step image %q is not an image reference", o.StepImage)
 	}
@@ -155,6 +166,11 @@ func (o Options) validate() error {
 			return fmt.Errorf("options: allowed kubespray image %q is not an image reference", img)
 		}
 	}
+	return nil
+}
+
+// validateWorkflows checks the Workflows' deadlines and retention.
+func (o Options) validateWorkflows() error {
 	if o.ProvisioningDeadlineSeconds <= 0 || o.SoftwareDeadlineSeconds <= 0 {
 		return fmt.Errorf("options: workflow deadlines must be positive")
 	}
@@ -167,6 +183,11 @@ func (o Options) validate() error {
 		return fmt.Errorf("options: pod GC %q: want one of %s, %s, %s, %s, or empty", o.Retention.PodGC,
 			wfv1.PodGCOnPodCompletion, wfv1.PodGCOnPodSuccess, wfv1.PodGCOnWorkflowCompletion, wfv1.PodGCOnWorkflowSuccess)
 	}
+	return nil
+}
+
+// validateLeases checks where the DHCP server's leases are read.
+func (o Options) validateLeases() error {
 	if o.LeaseFile != "" {
 		if !pathPattern.MatchString(o.LeaseFile) {
 			return fmt.Errorf("options: lease file %q is not an absolute path", o.LeaseFile)
@@ -181,6 +202,11 @@ func (o Options) validate() error {
 	if errs := metav1validation.ValidateLabels(o.LeaseNodeSelector, field.NewPath("leaseNodeSelector")); len(errs) > 0 {
 		return fmt.Errorf("options: %w", errs.ToAggregate())
 	}
+	return nil
+}
+
+// validateSite checks the site registry and the offline mirror.
+func (o Options) validateSite() error {
 	if o.SiteRegistry != "" && !registryPattern.MatchString(o.SiteRegistry) {
 		return fmt.Errorf("options: site registry %q is not host[:port][/prefix]", o.SiteRegistry)
 	}
@@ -203,6 +229,12 @@ func (o Options) validate() error {
 			return fmt.Errorf("options: offline mirror: %w", err)
 		}
 	}
+	return nil
+}
+
+// validateRun checks what the controller chose for this run: the binaries' digests, the run
+// id and the nodes.
+func (o Options) validateRun() error {
 	for key, d := range o.BinaryDigests {
 		role, name, _ := strings.Cut(key, ":")
 		if (role != bpav1.RoleMaster && role != bpav1.RoleWorker) || name == "" || !digestPattern.MatchString(d) {

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 )
 
 // adminConf is what kubespray leaves on a master, its credentials the secret the steps must

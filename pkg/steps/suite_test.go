@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
 )
 
 var env *testenv.Env

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 )
 
 // argo runs Argo's CLI (built from its module by hack/control-plane.sh) as an operator does:

@@ -44,12 +44,12 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manager"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
@@ -150,13 +150,32 @@ func standInSite() siteConfig {
 	return siteConfig{machines: specs}
 }
 
+// TestEndToEnd is a site's life with one cluster, stage by stage, each from where the one before
+// left it: the cluster made offline, its Software, a worker added, steps failing and retried by
+// Argo, its CLI and its UI, the worker removed, binaries from the site registry, a dead server.
 func TestEndToEnd(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the end-to-end suite needs root (network namespaces, containers)")
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	s := setUp(t, standInSite())
+	p := s.makeTheCluster()
+	sw := s.installTheSoftware()
+	s.addAWorker(p, sw)
+	s.retryFailedSteps(p, sw)
+	s.removeTheWorker(p, sw)
+	s.installSiteBinaries(sw)
+	s.removeADeadServer(p, sw)
 
+	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
+		s.keep(dir, p.Name, nil)
+	}
+}
+
+// makeTheCluster applies the Provisioning of master-1 and worker-1 with a KUD plugin, offline
+// from the site's mirror, and checks what the cluster and its run left.
+func (s *suite) makeTheCluster() *bpav1.Provisioning {
+	t := s.t
 	// The cluster: master-1 and worker-1, with a KUD plugin.
 	p := &bpav1.Provisioning{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e", Namespace: namespace, Labels: map[string]string{bpav1.ClusterLabel: cluster}},
@@ -217,7 +236,12 @@ func TestEndToEnd(t *testing.T) {
 	s.checkPluginApplied()
 	say(t, "the steps run locked down: uid 65532, a read-only root, only the mounts they declare")
 	s.checkStepsLockedDown(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1))
+	return p
+}
 
+// installTheSoftware applies the cluster's Software and waits for it on both nodes.
+func (s *suite) installTheSoftware() *bpav1.Software {
+	t := s.t
 	sw := &bpav1.Software{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-software", Namespace: namespace, Labels: map[string]string{bpav1.ClusterLabel: cluster}},
 		Spec: bpav1.SoftwareSpec{
@@ -229,7 +253,12 @@ func TestEndToEnd(t *testing.T) {
 	say(t, "kubectl apply Software %s", sw.Name)
 	must(t, s.c.Create(ctx(), sw))
 	s.waitSoftwareReady(sw, 1, 2)
+	return sw
+}
 
+// addAWorker adds worker-2: a scale run for it alone, then the Software for it alone.
+func (s *suite) addAWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
+	t := s.t
 	say(t, "add worker-2: a scale Workflow for it alone, then software for it alone")
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker-2": {MACAddress: s.hosts[2].MAC}})
@@ -251,7 +280,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("worker-1 was touched by the scale run: %q", got)
 	}
 	s.waitSoftwareReady(sw, 1, 3)
+}
 
+// retryFailedSteps: a step failing once is retried by Argo; failing for good, the Software
+// stalls until `argo retry`, `argo resubmit` or the Argo UI's retry runs it again.
+func (s *suite) retryFailedSteps(p *bpav1.Provisioning, sw *bpav1.Software) {
+	t := s.t
 	say(t, "a step fails once: Argo's retry recovers")
 	s.hosts[1].failOnce(t, refreshFailure)
 	patch(t, s.c, sw, func(sw *bpav1.Software) {
@@ -322,10 +356,14 @@ func TestEndToEnd(t *testing.T) {
 	s.retryFromTheUI(server, failed.Name)
 	s.waitUnstalled(sw)
 	s.waitSoftwareReady(sw, 5, 3)
+}
 
+// removeTheWorker removes worker-2: remove-node.yml for it, its host released.
+func (s *suite) removeTheWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
+	t := s.t
 	say(t, "remove worker-2: remove-node.yml for it, its host released, the Software forgets it")
 	patch(t, s.c, p, func(p *bpav1.Provisioning) { p.Spec.Workers = p.Spec.Workers[:1] })
-	wf = s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 3)
+	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 3)
 	if args := strings.Join(wf.GetTemplateByName("run-kubespray").Container.Args, " "); !strings.Contains(args, "--extra-vars=node=worker-2") || !strings.HasSuffix(args, "remove-node.yml") {
 		t.Errorf("generation 3 runs %q", args)
 	}
@@ -347,14 +385,19 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("hosts in status after the removal: %+v", hosts)
 	}
 	s.waitSoftwareReady(sw, 5, 2)
+}
 
+// installSiteBinaries uploads a binary to the site registry and installs it on the masters,
+// then a new upload of it.
+func (s *suite) installSiteBinaries(sw *bpav1.Software) {
+	t := s.t
 	say(t, "binaries from the site registry: `upload binary`, copied to the masters over SFTP; a new upload updates them")
 	const bindir = "/opt/bpa-e2e/bin"
 	v1 := s.uploadBinary("tool", "1.0")
 	patch(t, s.c, sw, func(sw *bpav1.Software) {
 		sw.Spec.MasterBinaries = []bpav1.BinaryPackage{{Name: "tool", Directory: bindir}}
 	})
-	wf = s.waitWorkflow(bpav1.WorkflowKindSoftware, sw.Name, 6)
+	wf := s.waitWorkflow(bpav1.WorkflowKindSoftware, sw.Name, 6)
 	if wf.Labels[bpav1.WorkflowScopeLabel] != compile.Scope([]string{"master-1"}) {
 		t.Errorf("the binaries' run has scope %s, want master-1 alone", wf.Labels[bpav1.WorkflowScopeLabel])
 	}
@@ -376,7 +419,11 @@ func TestEndToEnd(t *testing.T) {
 	})
 	s.waitSoftwareReady(sw, 6, 2)
 	s.checkBinary(sw, bindir+"/tool", "1.1", v2)
+}
 
+// removeADeadServer: worker-2 joins again and is powered off as its removal starts.
+func (s *suite) removeADeadServer(p *bpav1.Provisioning, sw *bpav1.Software) {
+	t := s.t
 	say(t, "a server dies: worker-2 joins again, then is powered off as its removal starts; it is removed without a reset")
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker-2": {MACAddress: s.hosts[2].MAC}})
@@ -392,10 +439,6 @@ func TestEndToEnd(t *testing.T) {
 	s.checkUngracefulEvent(p, "worker-2")
 	s.eventually("worker-2's host released", func() error { return s.claims(p, 2) })
 	s.waitSoftwareReady(sw, 6, 2)
-
-	if dir := os.Getenv("BPA_PLAYGROUND"); dir != "" {
-		s.keep(dir, p.Name, nil)
-	}
 }
 
 // keep leaves everything running for `make demo KEEP=1` (and `make demo CLUSTER=real`): it

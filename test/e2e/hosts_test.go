@@ -22,11 +22,11 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 )
 
-// testHost is a server of the site: a virtual machine (internal/testvm) booted from the
+// testHost is a server of the site: a virtual machine (internal/test/testvm) booted from the
 // server image hack/vm-image.sh builds, with its own kernel, systemd, sshd and host keys, apt and
 // dpkg, and /etc/kubernetes. The suite reaches it over SSH as the admin user, with the site's
 // key, as the steps do.

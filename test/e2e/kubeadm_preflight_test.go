@@ -18,8 +18,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
 )
 
 // TestDownloadsKubeadmPassesItsProxyPreflight: the kubeadm the site's mirror serves passes its

@@ -17,14 +17,14 @@ import (
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/fileserver"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/siteregistry"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testregistry"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testctr"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror"
+	checksitemirrorpod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror/pod"
 )
 
 // TestKubesprayDownloadsFromTheSiteMirror: everything kubespray downloads for the test cluster,
@@ -62,7 +62,7 @@ func TestKubesprayDownloadsFromTheSiteMirror(t *testing.T) {
 	all, _, listFile := listDownloadsFor(t, ctrd, ref, dir, p, hosts, mirror)
 
 	var log bytes.Buffer
-	if err := checksitemirror.Run(ctx(), http.DefaultClient, listFile, srv.URL, &log); err != nil {
+	if err := checksitemirrorpod.Run(ctx(), http.DefaultClient, listFile, srv.URL, &log); err != nil {
 		t.Fatalf("check-site-mirror: %v\n%s", err, log.String())
 	}
 	say(t, "downloads: check-site-mirror finds all %d of kubespray's downloads in the mirror", len(all))

@@ -13,9 +13,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testctr"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/artifacts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/kubespraydownloads"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"

@@ -5,7 +5,7 @@ package e2e_test
 import (
 	"testing"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
 )
 
 // TestMain stops what the suite started outside its process tree when it is interrupted

@@ -23,10 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testctr"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 )
 
 // testNode is a Kubernetes node as a site has one: a network namespace on the site's bridge in

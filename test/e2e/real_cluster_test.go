@@ -24,9 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 )
 
@@ -249,11 +249,14 @@ func workerEntries(hosts []*testHost) []bpav1.HostEntry {
 	return entries
 }
 
-// realClusterBuilds skips t unless env is set (skip says why, and how to run it), and returns
+// realClusterBuilds skips t unless gate holds (skip says why, and how to run it), and returns
 // the real kubespray's image archive and the build of what it downloads; the suite needs root.
-func realClusterBuilds(t *testing.T, env, skip string) (archive, built string) {
+// gate is a variable that must be set ("BPA_REAL_CLUSTER") or a variable and the value it must
+// have ("BPA_REAL_DAY2=upgrade": make e2e-cluster runs one day-2 run at a time).
+func realClusterBuilds(t *testing.T, gate, skip string) (archive, built string) {
 	t.Helper()
-	if os.Getenv(env) == "" {
+	name, want, exact := strings.Cut(gate, "=")
+	if got := os.Getenv(name); got == "" || (exact && got != want) {
 		t.Skip(skip)
 	}
 	archive, built = testkubespray.TestClusterBuild(t)
@@ -407,8 +410,8 @@ func stepTimes(wf *wfv1.Workflow) string {
 }
 
 // compareWithHandRun logs the product's overhead: apply → every node Ready against the run by
-// hand's cluster.yml → every node Ready, when that run recorded its figure. It is a figure for
-// the closing note, not an assertion: speed targets are not timed tests.
+// hand's cluster.yml → every node Ready, when that run recorded its figure. It is a measurement,
+// recorded in docs/performance.md, not an assertion: speed targets are not timed tests.
 func compareWithHandRun(t *testing.T, applyToReady time.Duration) {
 	t.Helper()
 	hand, err := testkubespray.RecordedHandRun()
@@ -417,6 +420,6 @@ func compareWithHandRun(t *testing.T, applyToReady time.Duration) {
 		say(t, "no figure of kubespray run by hand is recorded (make e2e-cluster runs TestRealClusterOnVirtualMachines first): no overhead ratio")
 		return
 	}
-	say(t, "the product's overhead: %.0f s through the controller and Argo against %.0f s by hand (kubespray %s, measured %s): ratio %.3f (target ≤ 1.10)",
+	say(t, "the product's overhead: %.0f s through the controller and Argo against %.0f s by hand (kubespray %s, measured %s): ratio %.3f (docs/performance.md records it)",
 		applyToReady.Seconds(), hand.Seconds, hand.Kubespray, hand.Measured.Format(time.RFC3339), applyToReady.Seconds()/hand.Seconds)
 }

@@ -18,8 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 )
 
 // The upgrade test's two versions: the 1.33 release the cluster starts at (kubespray v2.30.0
@@ -43,10 +43,10 @@ const (
 // fetch-kubeconfig stored, that the master runs 1.34.3 and the worker 1.33.4 while the wave
 // waits (and the Provisioning's status says so), resumes it with `argo resume` as an operator
 // does, and ends with every node Ready at 1.34.3 and the version recorded.
-// make e2e-cluster E2E_CLUSTER=upgrade runs it (BPA_REAL_UPGRADE=1 and both downloads builds).
+// make e2e-cluster E2E_CLUSTER=upgrade runs it (BPA_REAL_DAY2=upgrade and both downloads builds).
 func TestRealClusterUpgradeUnderArgo(t *testing.T) {
-	archive, built := realClusterBuilds(t, "BPA_REAL_UPGRADE",
-		"a real upgrade on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=upgrade runs it (BPA_REAL_UPGRADE=1)")
+	archive, built := realClusterBuilds(t, "BPA_REAL_DAY2=upgrade",
+		"a real upgrade on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=upgrade runs it (BPA_REAL_DAY2=upgrade)")
 	from := os.Getenv("BPA_KUBESPRAY_DOWNLOADS_FROM")
 	if from == "" {
 		t.Fatalf("the downloads of Kubernetes %s are not built: make e2e-cluster E2E_CLUSTER=upgrade builds them (hack/kubespray-downloads.sh %s) and sets BPA_KUBESPRAY_DOWNLOADS_FROM", upgradeFrom, upgradeFrom)
@@ -93,33 +93,29 @@ func TestRealClusterUpgradeUnderArgo(t *testing.T) {
 }
 
 // The control plane's changes have two tests, each on a cluster of its own, so that each fits
-// in a session of 3 hours on a machine with nothing cached (37 minutes of builds on
-// 2026-11-29): a master added to a master alone (the master alone up to 47 minutes in its pod,
-// master2's cluster.yml 53 to 72), and master2 removed from a cluster made with two masters. In
-// one test, the master alone, master2 added and then removed, no run of ten reached the removal.
+// in a session of 3 hours on a machine with nothing cached: a master added to a master alone,
+// and master2 removed from a cluster made with two masters. Added and then removed in one test,
+// they do not fit.
 //
-// On either, two masters and no worker (the masters take the worker role): the three-master
-// cluster the issue prefers fits in memory (3 GiB each) but not in 2 cores, on which every
-// emulated master runs an API server. Even a master, a worker and master2 did not fit: while
-// master2 joined, the first master ran at a load average of 29 on its two CPUs (CPU pressure
-// 98%), kubectl's TLS handshakes with its API server timed out, and kubeadm's join failed
-// (2026-11-29). Each master has one emulated CPU (oneCPUMaster). etcd stays one member, on the
-// first master, as it keeps an odd number. Neither test renews certificates while master2 is
-// there: with two API servers on it, the first master's etcd took 0.93 s on average to apply a
-// request (1669 applies over 100 ms in the 25 minutes after master2 joined, against 64 in the 25
-// before), and the API server a renewal restarted never served again: each start that got that
-// far (3 of 3 in the ninth run) exited at its post-start check of the Services' IPs and ports,
-// which kube-apiserver gives one minute, hard-coded (start-service-ip-repair-controllers). The
-// renewal has its own run on a master and a worker (TestRealCertificateRenewalUnderArgo).
+// On either, two masters and no worker (the masters take the worker role): three masters fit
+// in memory (3 GiB each) but not on 2 cores, on which every emulated master runs an API server;
+// even a master, a worker and master2 starve the first master while master2 joins, until
+// kubectl's TLS handshakes with it time out and kubeadm's join fails. Each master has one
+// emulated CPU (oneCPUMaster). etcd stays one member, on the first master, as it keeps an odd
+// number. Neither test renews certificates while master2 is there: with two API servers on it,
+// the first master's etcd is too slow for a restarted API server's post-start check of the
+// Services' IPs and ports, which kube-apiserver gives one minute, hard-coded
+// (start-service-ip-repair-controllers). The renewal has its own test on a master and a worker
+// (TestRealCertificateRenewalUnderArgo).
 
 // TestRealMasterAddedUnderArgo: a master added to a real cluster through the product. A master
 // alone is installed by the real cluster.yml, and the site's second machine is added as master2
 // (the real cluster.yml, master2 last in kube_control_plane), etcd's membership checked before
 // and after.
-// make e2e-cluster E2E_CLUSTER=master-added runs it (BPA_REAL_MASTER_ADDED=1).
+// make e2e-cluster E2E_CLUSTER=master-added runs it (BPA_REAL_DAY2=master-added).
 func TestRealMasterAddedUnderArgo(t *testing.T) {
-	s, built := twoMasterSite(t, "BPA_REAL_MASTER_ADDED",
-		"a master added on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=master-added runs it (BPA_REAL_MASTER_ADDED=1)")
+	s, built := twoMasterSite(t, "BPA_REAL_DAY2=master-added",
+		"a master added on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=master-added runs it (BPA_REAL_DAY2=master-added)")
 	p := s.realProvisioning(s.hosts[:1], built)
 	oneCPUMasterVars(p)
 	kube, _ := s.applyRealCluster(p, "no plugin, no worker (the master takes the worker role)", "master")
@@ -129,10 +125,10 @@ func TestRealMasterAddedUnderArgo(t *testing.T) {
 // TestRealMasterRemovedUnderArgo: a master removed from a real cluster through the product. The
 // real cluster.yml installs two masters, master2 second in kube_control_plane and out of etcd,
 // and master2 is removed (the real remove-node.yml), etcd's membership checked before and after.
-// make e2e-cluster E2E_CLUSTER=master-removed runs it (BPA_REAL_MASTER_REMOVED=1).
+// make e2e-cluster E2E_CLUSTER=master-removed runs it (BPA_REAL_DAY2=master-removed).
 func TestRealMasterRemovedUnderArgo(t *testing.T) {
-	s, built := twoMasterSite(t, "BPA_REAL_MASTER_REMOVED",
-		"a master removed on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=master-removed runs it (BPA_REAL_MASTER_REMOVED=1)")
+	s, built := twoMasterSite(t, "BPA_REAL_DAY2=master-removed",
+		"a master removed on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=master-removed runs it (BPA_REAL_DAY2=master-removed)")
 	p := s.realProvisioning(s.hosts[:1], built)
 	p.Spec.Masters = append(p.Spec.Masters, bpav1.HostEntry{"master2": {MACAddress: s.hosts[1].MAC}})
 	oneCPUMasterVars(p)
@@ -142,12 +138,12 @@ func TestRealMasterRemovedUnderArgo(t *testing.T) {
 	s.removeMaster(p, kube, s.hosts[1], 2)
 }
 
-// twoMasterSite skips t unless env is set (skip says why, and how to run it), and starts the
+// twoMasterSite skips t unless gate holds (as realClusterBuilds), and starts the
 // site of the control plane's tests: two machines of oneCPUMaster's size; it returns the suite
 // and the build of what kubespray downloads.
-func twoMasterSite(t *testing.T, env, skip string) (*suite, string) {
+func twoMasterSite(t *testing.T, gate, skip string) (*suite, string) {
 	t.Helper()
-	archive, built := realClusterBuilds(t, env, skip)
+	archive, built := realClusterBuilds(t, gate, skip)
 	s := setUp(t, siteConfig{
 		machines:  []testvm.Spec{oneCPUMaster("node-1"), oneCPUMaster("node-2")},
 		options:   []testvm.SiteOption{testvm.WithGateway()},
@@ -160,10 +156,10 @@ func twoMasterSite(t *testing.T, env, skip string) (*suite, string) {
 // through the product. A master and a worker are installed by the real cluster.yml, and
 // read-certificates has read the master's certificates; a new spec.certificateRenewal renews
 // them (renewCertificates).
-// make e2e-cluster E2E_CLUSTER=renewal runs it (BPA_REAL_RENEWAL=1).
+// make e2e-cluster E2E_CLUSTER=renewal runs it (BPA_REAL_DAY2=renewal).
 func TestRealCertificateRenewalUnderArgo(t *testing.T) {
-	archive, built := realClusterBuilds(t, "BPA_REAL_RENEWAL",
-		"a renewal on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=renewal runs it (BPA_REAL_RENEWAL=1)")
+	archive, built := realClusterBuilds(t, "BPA_REAL_DAY2=renewal",
+		"a renewal on emulated machines takes hours: make e2e-cluster E2E_CLUSTER=renewal runs it (BPA_REAL_DAY2=renewal)")
 	s := setUp(t, siteConfig{
 		machines:  []testvm.Spec{realMaster("node-1"), realWorker("node-2")},
 		options:   []testvm.SiteOption{testvm.WithGateway()},
@@ -407,12 +403,10 @@ func TestUnrenewedCertificates(t *testing.T) {
 // emulation runs each emulated CPU on a thread of its own and knows nothing of the guest's
 // locks: two masters of two CPUs each are four threads on the host's 2 cores, and a guest CPU
 // spinning on a lock whose holder's thread the host has set aside can spin until the host runs
-// that thread again. With two masters of 2 CPUs, the first master's API server, starved, failed
-// its probes and was killed three times in 40 minutes while master2 joined (load average 22–29,
-// make e2e-cluster E2E_CLUSTER=control-plane, its sixth run). One CPU each is one thread each.
-// So set (the seventh run), neither API server was restarted, but the first master's one CPU
-// was still saturated (CPU pressure 99%) and a kubectl of kubespray's timed out on it (32 s),
-// which the slow-node settings now give 5 minutes (testkubespray.SlowNodes).
+// that thread again. With two masters of 2 CPUs, the first master's API server, starved, fails
+// its probes and is killed while master2 joins; with one CPU each, one thread each, it is not.
+// Its one CPU is still saturated, which the slow-node settings' longer kubectl requests allow
+// for (testkubespray.SlowNodes).
 func oneCPUMaster(name string) testvm.Spec {
 	m := realMaster(name)
 	m.CPUs = 1
@@ -427,7 +421,7 @@ func oneCPUMaster(name string) testvm.Spec {
 //     system_reserved say only whether those get cgroups of their own). Of one CPU that left
 //     400m for pods, and the control plane's static Pods request 550m: the kubelet refused to
 //     admit the controller manager ("no set of running pods found to reclaim resources: cpu"),
-//     and kubeadm init waited for it in vain (make e2e-cluster E2E_CLUSTER=control-plane). With
+//     and kubeadm init waited for it in vain. With
 //     no reservation, the CPU holds the control plane, flannel and CoreDNS's two Pods (870m).
 func oneCPUMasterVars(p *bpav1.Provisioning) {
 	vars := p.Spec.Kubespray.ExtraVars

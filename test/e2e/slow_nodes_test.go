@@ -20,8 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
 )
 
 // TestSlowNodesWidenTheAPIServersProbes: the slow-node settings' kubeadm_patches, written as

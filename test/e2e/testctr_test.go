@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testctr"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testctr"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
 )
 
 // TestContainersDieWithAKilledTest runs a container with testctr in a child test process, kills

@@ -26,10 +26,10 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/cli"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/day2"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/identity"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
 // parallel runs each(i) for i in [0, n) on clients goroutines, and returns the first error.
@@ -118,7 +118,7 @@ func (h *harness) direct(withIdentity bool) func(context.Context, *bpav1.Provisi
 		if err := c.Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
-		plan, err := day2.KubesprayPlan(p, compile.KubesprayImageOf(p, h.compile))
+		plan, err := runkubespray.PlanFor(p, compile.KubesprayImageOf(p, h.compile))
 		if err != nil {
 			return err
 		}

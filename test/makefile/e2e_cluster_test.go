@@ -31,10 +31,10 @@ func TestEachRealClusterRunReachesItsTest(t *testing.T) {
 	}{
 		{"hand", "TestRealClusterOnVirtualMachines", []string{"BPA_REAL_CLUSTER=1"}},
 		{"argo", "TestRealClusterUnderArgo", []string{"BPA_REAL_CLUSTER=1"}},
-		{"upgrade", "TestRealClusterUpgradeUnderArgo", []string{"BPA_REAL_UPGRADE=1", "BPA_KUBESPRAY_DOWNLOADS_FROM=/downloads/1.33.4"}},
-		{"master-added", "TestRealMasterAddedUnderArgo", []string{"BPA_REAL_MASTER_ADDED=1"}},
-		{"master-removed", "TestRealMasterRemovedUnderArgo", []string{"BPA_REAL_MASTER_REMOVED=1"}},
-		{"renewal", "TestRealCertificateRenewalUnderArgo", []string{"BPA_REAL_RENEWAL=1"}},
+		{"upgrade", "TestRealClusterUpgradeUnderArgo", []string{"BPA_REAL_DAY2=upgrade", "BPA_KUBESPRAY_DOWNLOADS_FROM=/downloads/1.33.4"}},
+		{"master-added", "TestRealMasterAddedUnderArgo", []string{"BPA_REAL_DAY2=master-added"}},
+		{"master-removed", "TestRealMasterRemovedUnderArgo", []string{"BPA_REAL_DAY2=master-removed"}},
+		{"renewal", "TestRealCertificateRenewalUnderArgo", []string{"BPA_REAL_DAY2=renewal"}},
 	} {
 		t.Run(tc.cluster, func(t *testing.T) {
 			dir := t.TempDir()

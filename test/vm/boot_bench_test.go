@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 )
 
 // BenchmarkBootSite boots BPA_VM_COUNT machines (default 3) of 1 CPU and BPA_VM_MIB MiB

@@ -12,8 +12,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 )
 
 // clusterPlaybookPath is where the suite puts its cut of cluster.yml in kubespray's tree: beside

@@ -20,22 +20,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testcluster"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/offline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	checkleavingnodespod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes/pod"
+	discoverhostspod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts/pod"
+	fetchkubeconfigpod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig/pod"
+	installsoftwarepod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware/pod"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
+	pinhostkeyspod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys/pod"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	renderinventorypod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory/pod"
+	resolveclusterhostspod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveclusterhosts/pod"
+	resolveleasespod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases/pod"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
@@ -61,7 +62,7 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 		// Kubernetes' network plugin finds its interface by the default route.
 		testvm.WithGateway())
 	ctx := context.Background()
-	online, onlineVars, err := renderinventory.Run(ctx, s.env.Client, s.ref, s.addressed, renderinventory.Options{})
+	online, onlineVars, err := renderinventorypod.Run(ctx, s.env.Client, s.ref, s.addressed, renderinventory.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +80,8 @@ func TestRealClusterOnVirtualMachines(t *testing.T) {
 	}
 
 	// fetch-kubeconfig: the real admin.conf kubeadm wrote on the master, through sudo.
-	run := fetchkubeconfig.KubeconfigRun{Master: "master", User: testvm.AdminUser}
-	if err := fetchkubeconfig.Run(ctx, s.env.Client, s.ref, run, s.addressed, fetchkubeconfig.DefaultAdminConf, s.sshOpts); err != nil {
+	run := fetchkubeconfigpod.KubeconfigRun{Master: "master", User: testvm.AdminUser}
+	if err := fetchkubeconfigpod.Run(ctx, s.env.Client, s.ref, run, s.addressed, fetchkubeconfigpod.DefaultAdminConf, s.sshOpts); err != nil {
 		t.Fatal(err)
 	}
 	sec := &corev1.Secret{}
@@ -174,13 +175,13 @@ func (s *vmSite) nextGeneration(t *testing.T, leaving []string) {
 	}
 	s.ref.Generation = s.p.Generation
 	var err error
-	if s.placed, err = discoverhosts.Run(ctx, s.env.Client, s.ref, leaving); err != nil {
+	if s.placed, err = discoverhostspod.Run(ctx, s.env.Client, s.ref, leaving); err != nil {
 		t.Fatal(err)
 	}
-	if s.addressed, err = resolveleases.Run(ctx, s.env.Client, s.ref, s.placed, s.site.LeaseFile, leases.FormatDnsmasq); err != nil {
+	if s.addressed, err = resolveleasespod.Run(ctx, s.env.Client, s.ref, s.placed, s.site.LeaseFile, leases.FormatDnsmasq); err != nil {
 		t.Fatal(err)
 	}
-	if err := pinhostkeys.Run(ctx, s.env.Client, s.ref, s.addressed, 22, 20*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, 22, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -193,7 +194,7 @@ func (s *vmSite) removeWorker(t *testing.T, label string, mirror *offline.Mirror
 	s.p.Spec.Workers = slices.DeleteFunc(s.p.Spec.Workers, func(e bpav1.HostEntry) bool { _, ok := e[label]; return ok })
 	s.nextGeneration(t, []string{label})
 	removalVars := filepath.Join(testinterrupt.TempDir(t), runkubespray.RemovalVarsFile)
-	if err := checkleavingnodes.Run(context.Background(), s.env.Client, s.ref, s.addressed, []string{label}, 22, 10*time.Second, removalVars, io.Discard); err != nil {
+	if err := checkleavingnodespod.Run(context.Background(), s.env.Client, s.ref, s.addressed, []string{label}, 22, 10*time.Second, removalVars, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	chosen, err := os.ReadFile(removalVars)
@@ -285,13 +286,13 @@ func softwareOnTheNodes(t *testing.T, s *vmSite) {
 		WorkerSoftware: []bpav1.SoftwarePackage{{Name: "tmux"}},
 		SSH:            &bpav1.SSHAccess{User: testvm.AdminUser},
 	})
-	nodes, err := resolveclusterhosts.Run(ctx, s.env.Client, swRef, nil)
+	nodes, err := resolveclusterhostspod.Run(ctx, s.env.Client, swRef, nil)
 	if err != nil || len(nodes) != 2 {
 		t.Fatalf("the cluster's nodes: %v %v", nodes, err)
 	}
 	start := time.Now()
 	for _, n := range nodes {
-		if _, err := installsoftware.Run(ctx, s.env.Client, swRef, n.Label, n.Role, n.IP, installsoftware.InstallOptions{SSH: s.sshOpts}); err != nil {
+		if _, err := installsoftwarepod.Run(ctx, s.env.Client, swRef, n.Label, n.Role, n.IP, installsoftwarepod.InstallOptions{SSH: s.sshOpts}); err != nil {
 			t.Fatalf("install-software on %s: %v", n.Label, err)
 		}
 	}

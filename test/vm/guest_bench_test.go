@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 )
 
 // BenchmarkGuestWork boots one machine of 2 CPUs, as the tests' masters, with the CPU model

@@ -18,15 +18,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	discoverhostspod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts/pod"
+	pinhostkeyspod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys/pod"
+	resolveleasespod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases/pod"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
 
@@ -121,10 +121,10 @@ func startVMSite(t *testing.T, subnet string, specs []testvm.Spec, vars map[stri
 	}
 	s.ref = stepcmd.CRRef{Namespace: s.ns, Name: s.p.Name, UID: string(s.p.UID), Generation: s.p.Generation}
 
-	if s.placed, err = discoverhosts.Run(ctx, env.Client, s.ref, nil); err != nil {
+	if s.placed, err = discoverhostspod.Run(ctx, env.Client, s.ref, nil); err != nil {
 		t.Fatal(err)
 	}
-	if s.addressed, err = resolveleases.Run(ctx, env.Client, s.ref, s.placed, s.site.LeaseFile, leases.FormatDnsmasq); err != nil {
+	if s.addressed, err = resolveleasespod.Run(ctx, env.Client, s.ref, s.placed, s.site.LeaseFile, leases.FormatDnsmasq); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range s.addressed {
@@ -132,7 +132,7 @@ func startVMSite(t *testing.T, subnet string, specs []testvm.Spec, vars map[stri
 			t.Fatalf("%s at %q, want %s (its lease)", n.Label, n.IP, want)
 		}
 	}
-	if err := pinhostkeys.Run(ctx, env.Client, s.ref, s.addressed, 22, 20*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx, env.Client, s.ref, s.addressed, 22, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return s

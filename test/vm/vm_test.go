@@ -1,6 +1,6 @@
 //go:build vm
 
-// Package vm_test boots the site's servers as virtual machines (internal/testvm) and checks
+// Package vm_test boots the site's servers as virtual machines (internal/test/testvm) and checks
 // that they are what a freshly provisioned metal3 host is: their own kernel, systemd and apt,
 // an address from the site's DHCP server by MAC, host keys and a machine id of their own, the
 // site's key for the admin user, python3 for Ansible; and that BareMetalHosts describing them
@@ -28,8 +28,8 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/manifest"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testinterrupt"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testinterrupt"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 )

@@ -138,8 +138,8 @@ func Parse(raw string) (Report, error) {
 	return r, nil
 }
 
-// truncate bounds a reason, cutting between characters.
-func truncate(s string) string {
+// Truncate bounds a reason, cutting between characters.
+func Truncate(s string) string {
 	if len(s) <= maxUnreadable {
 		return s
 	}

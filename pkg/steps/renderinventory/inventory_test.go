@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/golden"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/golden"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"

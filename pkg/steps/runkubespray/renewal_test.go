@@ -12,8 +12,8 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
-// fakeCrictl plays a master's crictl as a busy one answered the renewal's restart (make
-// e2e-cluster E2E_CLUSTER=control-plane, the eighth run). Its pods are the lines of the file
+// fakeCrictl plays a master's crictl as a busy one answers the renewal's restart (two
+// masters on emulated machines). Its pods are the lines of the file
 // "pods". rmp records the pod it was asked to remove and makes the kubelet start a new pod
 // ("new-" and the name), as it does from the manifest; a pod with a line in the file "fails"
 // fails its removals as that line says: "gone" fails the first (the kubelet was removing the
@@ -51,8 +51,8 @@ esac
 // removal failed because the kubelet removed it is taken as removed, a removal that timed out
 // is tried again, only the pods listed before the restart are removed (never the new ones the
 // kubelet started), and a pod that never goes fails the renewal. The playbook as first built
-// removed whatever crictl listed and failed at the first error: on the eighth run's busy
-// master, the two of Argo's three tries whose logs were kept failed there, one on each error.
+// removed whatever crictl listed and failed at the first error, which a busy master gives
+// both ways.
 func TestRenewalRestartsTheOldPodsOnABusyMaster(t *testing.T) {
 	playbook, err := exec.LookPath("ansible-playbook")
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testkubespray"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testenv"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testsshd"
-	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/testutil"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testsshd"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 

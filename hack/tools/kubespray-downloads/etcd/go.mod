@@ -1,5 +1,5 @@
 // etcd, etcdctl and etcdutl for the test cluster's etcd tarball (hack/kubespray-downloads): the
-// server at the test cluster's etcd_version (internal/testcluster: the newest 3.5 server the
+// server at the test cluster's etcd_version (internal/test/testcluster: the newest 3.5 server the
 // proxy serves), etcdctl and etcdutl at the newest 3.5 of theirs it serves (3.5.21), built
 // with the server's libraries, in a module of its own.
 module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/kubespray-downloads/etcd

@@ -1,5 +1,5 @@
 // flanneld for the test cluster's flannel image (hack/kubespray-downloads), at the test
-// cluster's flannel_version (internal/testcluster: v0.27.3, the default, is not served).
+// cluster's flannel_version (internal/test/testcluster: v0.27.3, the default, is not served).
 module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/kubespray-downloads/flannel
 
 go 1.25.7

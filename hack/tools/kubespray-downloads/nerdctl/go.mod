@@ -1,6 +1,6 @@
 // nerdctl for the test cluster's nerdctl tarball (hack/kubespray-downloads), at the test
 // cluster's nerdctl_version: 1.7.7, because every nerdctl 2 requires its test framework module,
-// which the proxy does not serve (internal/testcluster).
+// which the proxy does not serve (internal/test/testcluster).
 module github.com/akraino-edge-stack/bpa-workflow-controller/hack/tools/kubespray-downloads/nerdctl
 
 go 1.25.7

@@ -1,0 +1,251 @@
+package compile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checketcdmembers"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/kudplugin"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/readcertificates"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
+)
+
+// provisioningDAG is a Provisioning run's DAG while it is built: the steps every run kind
+// shares are in it, and a run kind adds its kubespray tasks after kubesprayAfter.
+type provisioningDAG struct {
+	*dag
+	p    *bpav1.Provisioning
+	opts Options
+	plan runkubespray.Plan
+	// kubesprayArgs are the arguments of every task that runs the run-kubespray template.
+	kubesprayArgs []wfv1.Parameter
+	// touchHostsAfter are the tasks every step that connects to a node waits for.
+	touchHostsAfter []string
+	// kubesprayAfter are the tasks kubespray's first task waits for.
+	kubesprayAfter []string
+}
+
+// runKind adds what one kind of run does between the pinned host keys and fetch-kubeconfig,
+// and returns its last task.
+type runKind func(b *provisioningDAG) (string, error)
+
+// runKindOf picks the run kind of a plan.
+func runKindOf(plan runkubespray.Plan) runKind {
+	switch {
+	case plan.Mode == runkubespray.ModeUpgrade:
+		return upgradeRun
+	case plan.Mode == runkubespray.ModeRenewCertificates:
+		return renewalRun
+	case plan.EtcdChange != nil:
+		return controlPlaneRun
+	case plan.Mode == runkubespray.ModeRemove:
+		return removeRun
+	default:
+		// create and scale run the same task: the template's script tells the playbooks apart.
+		return createOrScaleRun
+	}
+}
+
+// createOrScaleRun runs kubespray once: cluster.yml, or scale.yml limited to the new nodes.
+func createOrScaleRun(b *provisioningDAG) (string, error) {
+	b.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: b.kubesprayArgs}}, b.kubesprayAfter...)
+	return runkubespray.Name, nil
+}
+
+// removeRun asks which leaving nodes answer, then runs remove-node.yml.
+func removeRun(b *provisioningDAG) (string, error) {
+	if err := b.checkLeavingNodes(); err != nil {
+		return "", err
+	}
+	return createOrScaleRun(b)
+}
+
+// controlPlaneRun adds or removes masters: it starts only from the etcd the record describes,
+// rewrites every master's etcd endpoints when members joined, and ends with the etcd it planned.
+func controlPlaneRun(b *provisioningDAG) (string, error) {
+	if b.plan.Mode == runkubespray.ModeRemove {
+		if err := b.checkLeavingNodes(); err != nil {
+			return "", err
+		}
+	}
+	if err := b.addTemplate(checketcdmembers.Template(b.opts.StepImage, b.p.Spec.SSH.LoginUser())); err != nil {
+		return "", err
+	}
+	b.addTask(wfv1.DAGTask{Name: checketcdmembers.BeforeTask, Template: checketcdmembers.Name,
+		Arguments: checketcdmembers.Arguments(b.resolvedHosts(), b.plan.EtcdChange.Before)}, pinhostkeys.Name)
+	b.kubesprayAfter = append(b.kubesprayAfter, checketcdmembers.BeforeTask)
+	last, err := createOrScaleRun(b)
+	if err != nil {
+		return "", err
+	}
+	if b.plan.UpdateControlPlane {
+		if last, err = b.updateControlPlane(last); err != nil {
+			return "", err
+		}
+	}
+	b.addTask(wfv1.DAGTask{Name: checketcdmembers.AfterTask, Template: checketcdmembers.Name,
+		Arguments: checketcdmembers.Arguments(b.resolvedHosts(), b.plan.EtcdChange.After)}, last)
+	return checketcdmembers.AfterTask, nil
+}
+
+// renewalRun renews the control plane's certificates, a master at a time.
+func renewalRun(b *provisioningDAG) (string, error) {
+	b.addTask(wfv1.DAGTask{Name: runkubespray.RenewCertificatesTask, Template: runkubespray.Name,
+		Arguments: withLimit(b.kubesprayArgs, runkubespray.ControlPlaneLimit)}, b.kubesprayAfter...)
+	return runkubespray.RenewCertificatesTask, nil
+}
+
+// upgradeRun upgrades the control plane, then each wave of workers, each after its approval
+// when the plan asks for them. Each runs the run-kubespray template with its own limit; a
+// failed wave stops the ones after it, and Argo's retry starts again from it.
+func upgradeRun(b *provisioningDAG) (string, error) {
+	b.addTask(wfv1.DAGTask{Name: runkubespray.ControlPlaneTask, Template: runkubespray.Name,
+		Arguments: withLimit(b.kubesprayArgs, runkubespray.ControlPlaneLimit)}, b.kubesprayAfter...)
+	previous := runkubespray.ControlPlaneTask
+	if b.plan.Approval && len(b.plan.Waves) > 0 {
+		if err := b.addTemplate(runkubespray.ApprovalTemplate()); err != nil {
+			return "", err
+		}
+	}
+	for i, wave := range b.plan.Waves {
+		if b.plan.Approval {
+			b.addTask(wfv1.DAGTask{Name: runkubespray.ApprovalTask(i + 1), Template: runkubespray.ApprovalTemplateName}, previous)
+			previous = runkubespray.ApprovalTask(i + 1)
+		}
+		b.addTask(wfv1.DAGTask{Name: runkubespray.WaveTask(i + 1), Template: runkubespray.Name,
+			Arguments: withLimit(b.kubesprayArgs, strings.Join(wave, ","))}, previous)
+		previous = runkubespray.WaveTask(i + 1)
+	}
+	return previous, nil
+}
+
+// newProvisioningDAG holds every step template a Provisioning run may use and the tasks every
+// run kind shares up to the pinned host keys: discover-hosts → resolve-leases →
+// render-inventory, offline the site mirror's check, and pin-host-keys.
+func newProvisioningDAG(p *bpav1.Provisioning, opts Options, a admitted, kubespray wfv1.Template) (*provisioningDAG, error) {
+	b := &provisioningDAG{dag: newDAG(), p: p, opts: opts, plan: opts.Kubespray}
+	gone := leaving(opts.Kubespray)
+	for _, t := range []wfv1.Template{
+		discoverhosts.Template(opts.StepImage, gone),
+		resolveleases.Template(opts.StepImage, leaseFormat(opts), opts.LeaseNodeSelector),
+		renderinventory.Template(opts.StepImage, a.mirror, opts.Kubespray.KubernetesVersion, renderinventory.Groups{ControlPlane: opts.Kubespray.ControlPlane, Etcd: opts.Kubespray.Etcd}),
+		pinhostkeys.Template(opts.StepImage),
+		kubespray,
+		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), gone),
+		readcertificates.Template(opts.StepImage, p.Spec.SSH.LoginUser(), gone),
+		reportnodes.Template(opts.StepImage),
+	} {
+		if err := b.addTemplate(t); err != nil {
+			return nil, err
+		}
+	}
+	b.addTask(wfv1.DAGTask{Name: discoverhosts.Name, Template: discoverhosts.Name})
+	b.addTask(wfv1.DAGTask{Name: resolveleases.Name, Template: resolveleases.Name, Arguments: hostsOf(discoverhosts.Name)}, discoverhosts.Name)
+	b.addTask(wfv1.DAGTask{Name: renderinventory.Name, Template: renderinventory.Name, Arguments: hostsOf(resolveleases.Name)}, resolveleases.Name)
+	b.kubesprayArgs = []wfv1.Parameter{
+		outputOf(renderinventory.Name, steps.InventoryParam, steps.InventoryParam),
+		outputOf(renderinventory.Name, steps.ExtraVarsParam, steps.ExtraVarsParam),
+	}
+	b.touchHostsAfter = []string{resolveleases.Name}
+	if a.mirror != nil {
+		if err := b.checkSiteMirror(a); err != nil {
+			return nil, err
+		}
+	}
+	// Every node's host key is pinned before kubespray connects to any, so that its SSH
+	// sessions verify them strictly.
+	b.addTask(wfv1.DAGTask{Name: pinhostkeys.Name, Template: pinhostkeys.Name, Arguments: hostsOf(resolveleases.Name)}, b.touchHostsAfter...)
+	b.kubesprayAfter = []string{renderinventory.Name, pinhostkeys.Name}
+	return b, nil
+}
+
+// checkSiteMirror asks, offline, whether the site's mirror holds everything kubespray will
+// fetch, before any host is touched (nothing connects to a node until the check passes).
+func (b *provisioningDAG) checkSiteMirror(a admitted) error {
+	for _, t := range []wfv1.Template{checksitemirror.ListTemplate(a.kubesprayImage), checksitemirror.Template(b.opts.StepImage, a.mirror.URL)} {
+		if err := b.addTemplate(t); err != nil {
+			return err
+		}
+	}
+	b.addTask(wfv1.DAGTask{Name: checksitemirror.ListName, Template: checksitemirror.ListName, Arguments: wfv1.Arguments{Parameters: b.kubesprayArgs}}, renderinventory.Name)
+	b.addTask(wfv1.DAGTask{Name: checksitemirror.Name, Template: checksitemirror.Name, Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
+		outputOf(checksitemirror.ListName, checksitemirror.DownloadsParam, checksitemirror.DownloadsParam),
+	}}}, checksitemirror.ListName)
+	b.touchHostsAfter = append(b.touchHostsAfter, checksitemirror.Name)
+	return nil
+}
+
+// checkLeavingNodes asks which leaving nodes answer, beside the pinning (which waits for no
+// leaving node whose key it has): one that does not is removed without a reset.
+func (b *provisioningDAG) checkLeavingNodes() error {
+	if err := b.addTemplate(checkleavingnodes.Template(b.opts.StepImage, leaving(b.plan))); err != nil {
+		return err
+	}
+	b.addTask(wfv1.DAGTask{Name: checkleavingnodes.Name, Template: checkleavingnodes.Name, Arguments: hostsOf(resolveleases.Name)}, b.touchHostsAfter...)
+	b.kubesprayArgs = append(b.kubesprayArgs, outputOf(checkleavingnodes.Name, runkubespray.RemovalVarsParam, runkubespray.RemovalVarsParam))
+	b.kubesprayAfter = append(b.kubesprayAfter, checkleavingnodes.Name)
+	return nil
+}
+
+// updateControlPlane follows the task after with upgrade-cluster.yml on the control plane and
+// etcd at the cluster's version, and returns its task.
+func (b *provisioningDAG) updateControlPlane(after string) (string, error) {
+	update, err := runkubespray.UpdateControlPlaneTemplate(KubesprayImageOf(b.p, b.opts), b.plan.KubernetesVersion)
+	if err != nil {
+		return "", fmt.Errorf("options: %w", err)
+	}
+	if err := b.addTemplate(update); err != nil {
+		return "", err
+	}
+	b.addTask(wfv1.DAGTask{Name: runkubespray.UpdateControlPlaneName, Template: runkubespray.UpdateControlPlaneName,
+		Arguments: withLimit(b.kubesprayArgs, runkubespray.ControlPlaneLimit)}, after)
+	return runkubespray.UpdateControlPlaneName, nil
+}
+
+// addClusterSteps adds what follows every run's kubespray part: the kubeconfig, the
+// certificates' expiry once the cluster is as the run left it, and the KUD plugins.
+func (b *provisioningDAG) addClusterSteps(after string, manifests map[string]string) {
+	b.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, after)
+	b.addTask(wfv1.DAGTask{Name: readcertificates.Name, Template: readcertificates.Name, Arguments: hostsOf(resolveleases.Name)}, fetchkubeconfig.Name)
+	// Plugins run one after another, in CR order: later ones (sriov-network) may need
+	// earlier ones (multus).
+	cluster := b.p.Labels[bpav1.ClusterLabel]
+	previous := fetchkubeconfig.Name
+	for _, plugin := range b.p.Spec.KUDPlugins {
+		name := kudplugin.TaskName(plugin)
+		b.addTask(wfv1.DAGTask{
+			Name:        name,
+			TemplateRef: kudplugin.TemplateRef(plugin),
+			Arguments:   kudplugin.Arguments(cluster+bpav1.KubeconfigSecretSuffix, b.opts.KubectlImage, manifests[plugin]),
+		}, previous)
+		previous = name
+	}
+}
+
+// resolvedHosts are the addressed hosts, which every step after resolve-leases reads.
+func (b *provisioningDAG) resolvedHosts() wfv1.Parameter {
+	return outputOf(resolveleases.Name, steps.HostsParam, steps.HostsParam)
+}
+
+// hostsOf passes a task's hosts to the next.
+func hostsOf(task string) wfv1.Arguments {
+	return wfv1.Arguments{Parameters: []wfv1.Parameter{outputOf(task, steps.HostsParam, steps.HostsParam)}}
+}
+
+// withLimit are a kubespray task's arguments with the --limit of its playbook.
+func withLimit(kubesprayArgs []wfv1.Parameter, limit string) wfv1.Arguments {
+	return wfv1.Arguments{Parameters: append(slices.Clone(kubesprayArgs), wfv1.Parameter{Name: runkubespray.LimitParam, Value: wfv1.AnyStringPtr(limit)})}
+}

@@ -1,0 +1,121 @@
+package pod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/knownhosts"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/sshexec"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
+)
+
+// Run records every addressed node's host key in "<cluster>-known-hosts" before
+// kubespray connects to any node: first contact pins it; a key pinned earlier must match, or
+// the step fails, finally, naming the node, both fingerprints and the pin to delete. A key that
+// changed because its host changed is pinned afresh, and an Event on the Provisioning says so:
+// the BareMetalHost was provisioned again since (metal3's operation history), or the address
+// now belongs to another BareMetalHost than the one it was pinned for. A node that does not
+// answer is waited for (retryable), unless its key is pinned already (a node a remove run
+// takes out may be down for good; kubespray still checks it against the pin). The Secret is
+// read once and written once, however many nodes; it is owned by the Provisioning.
+func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.Node, port int, timeout time.Duration) error {
+	p := &bpav1.Provisioning{}
+	if err := stepcmd.Get(ctx, c, ref, p, "Provisioning"); err != nil {
+		return err
+	}
+	store := knownhosts.For(c, p.Namespace, p.Labels[bpav1.ClusterLabel]).OwnedBy(p)
+	sec, err := store.Read(ctx)
+	if err != nil {
+		return steps.Retryable(err)
+	}
+	if sec == nil {
+		sec = &corev1.Secret{}
+	}
+	pins := map[string]knownhosts.Pin{}
+	nodeOf := map[string]string{}
+	var repinned []string
+	// Every node is tried, and every failure named: the final ones (no address, a changed key)
+	// make the step fail at once, the others (a node not answering yet) make it wait.
+	var final, waiting []error
+	for _, h := range hosts {
+		if net.ParseIP(h.IP) == nil {
+			final = append(final, fmt.Errorf("node %q has no IP address (%q)", h.Label, h.IP))
+			continue
+		}
+		addr := net.JoinHostPort(h.IP, strconv.Itoa(port))
+		nodeOf[addr] = h.Label
+		pinned, ok, err := store.Parse(sec, addr)
+		if err != nil {
+			final = append(final, err)
+			continue
+		}
+		key, err := sshexec.ScanHostKey(ctx, addr, pinned, timeout)
+		switch {
+		case err != nil && ok:
+			continue
+		case err != nil:
+			waiting = append(waiting, fmt.Errorf("node %q: %w", h.Label, err))
+			continue
+		}
+		now := hostNow(ctx, c, h.BareMetalHost)
+		if ok && !sshexec.SameKey(pinned, key) {
+			was := string(sec.Data[knownhosts.HostKey(addr)])
+			if now == "" || was == "" || was == now {
+				final = append(final, fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pin: store.Where(addr)}))
+				continue
+			}
+			pins[addr] = knownhosts.Pin{Key: key, Host: now, Replace: true}
+			repinned = append(repinned, fmt.Sprintf("node %q (%s): pinned its new host key %s, since %s", h.Label, addr, ssh.FingerprintSHA256(key), hostChange(was, now)))
+			continue
+		}
+		pins[addr] = knownhosts.Pin{Key: key, Host: now}
+	}
+	if err := steps.Classified(final, waiting); err != nil {
+		return err
+	}
+	if err := store.PinAll(ctx, pins); err != nil {
+		var changed *sshexec.HostKeyChangedError
+		if errors.As(err, &changed) { // pinned by another step meanwhile
+			return fmt.Errorf("node %q: %w", nodeOf[changed.Addr], err)
+		}
+		return steps.Retryable(fmt.Errorf("pinning the nodes' host keys: %w", err))
+	}
+	for _, msg := range repinned {
+		// The Event is what an operator sees; a failure to write it loses no pin.
+		_ = stepcmd.RecordEvent(ctx, c, p, "bpa-"+pinhostkeys.Name, corev1.EventTypeNormal, bpav1.EventHostKeyRepinned, msg)
+	}
+	return nil
+}
+
+// hostNow names the BareMetalHost ns/name as knownhosts.ProvisionedAs does, "" when it cannot be read.
+func hostNow(ctx context.Context, c client.Reader, name string) string {
+	ns, n, ok := strings.Cut(name, "/")
+	bmh := &metal3v1alpha1.BareMetalHost{}
+	if !ok || c.Get(ctx, client.ObjectKey{Namespace: ns, Name: n}, bmh) != nil {
+		return ""
+	}
+	return knownhosts.ProvisionedAs(bmh)
+}
+
+// hostChange says how the host behind an address changed between two knownhosts.ProvisionedAs names.
+func hostChange(was, now string) string {
+	wasHost, _, _ := strings.Cut(was, "@")
+	nowHost, at, _ := strings.Cut(now, "@")
+	if wasHost != nowHost {
+		return fmt.Sprintf("the address was pinned for BareMetalHost %s and now belongs to %s", wasHost, nowHost)
+	}
+	return fmt.Sprintf("BareMetalHost %s was provisioned again (at %s) since its key was pinned", nowHost, at)
+}
