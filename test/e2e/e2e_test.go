@@ -62,8 +62,10 @@ const (
 	stepImage      = compile.DefaultStepImage
 	kubesprayImage = "kubespray-standin:v2.28.0"
 	kubectlImage   = compile.DefaultKubectlImage
-	// stageWait bounds each stage: Argo's requeue is 1 s here, and one retry backs off 30 s.
-	stageWait = 3 * time.Minute
+	// stageWait bounds each stage. It only ends a hang: a Stalled CR or an exited
+	// workflow-controller fails the stage at once. The stand-in's cluster.yml alone takes about
+	// two minutes on the emulated machines when both cores are shared with other suites.
+	stageWait = 10 * time.Minute
 )
 
 // executorImage is Argo's executor as hack/node-images.sh tags it: the Argo the product is built
