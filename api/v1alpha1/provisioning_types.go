@@ -146,15 +146,17 @@ type ProvisioningSpec struct {
 	// +optional
 	Offline *bool `json:"offline,omitempty"`
 
-	// kubernetesVersion the cluster runs, as kubespray names it ("1.34.3"). Unset: the default
-	// of the kubespray release the first run used, kept for the cluster's life (a later image
-	// does not move it). Raised on a running cluster, the next run upgrades it with kubespray's
-	// upgrade-cluster.yml: the control plane first, then the workers in waves (spec.upgrade).
-	// Going down, skipping a minor version, or a version the kubespray image cannot install is
-	// refused (Stalled, UnsupportedChange), naming the versions it can go to; docs/day2.md.
+	// kubernetesVersion the cluster runs, as kubespray names it ("1.34.3", no leading zeros:
+	// kubespray looks it up as written). Unset: the default of the kubespray release the first
+	// run used, kept for the cluster's life (a later image does not move it). Raised on a
+	// running cluster, the next run upgrades it with kubespray's upgrade-cluster.yml: the
+	// control plane first, then the workers in waves (spec.upgrade). Going down (below the
+	// record, or below any node's kubelet after a failed wave), skipping a minor version, or a
+	// version the kubespray image cannot install is refused (Stalled, UnsupportedChange),
+	// naming the versions it can go to; docs/day2.md.
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
-	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$`
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$`
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 
 	// upgrade says how a raised kubernetesVersion rolls out to the workers.

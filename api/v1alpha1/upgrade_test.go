@@ -22,6 +22,8 @@ func TestKubernetesVersionAndUpgradePolicy(t *testing.T) {
 	}{
 		{name: "a version and a policy", version: "1.34.3", upgrade: &bpav1.UpgradePolicy{Serial: ptr.To(intstr.FromString("25%")), Approval: bpav1.UpgradeApprovalPerWave}},
 		{name: "a leading v", version: "v1.34.3", want: `spec.kubernetesVersion: Invalid value: "v1.34.3": must be a Kubernetes version as kubespray names it, such as 1.34.3`},
+		{name: "a leading zero", version: "1.034.3", want: `spec.kubernetesVersion: Invalid value: "1.034.3": must be a Kubernetes version as kubespray names it, such as 1.34.3`},
+		{name: "a zero", version: "1.34.0"},
 		{name: "shell syntax", version: "1.34.3;reboot", want: "spec.kubernetesVersion: Invalid value"},
 		{name: "kube_version around it", vars: map[string]bpav1.ExtraVarValue{"kube_version": bpav1.ExtraVar("1.33.7")}, want: "spec.kubespray.extraVars[kube_version]: Forbidden: set spec.kubernetesVersion instead"},
 		{name: "a count", upgrade: serial(intstr.FromInt32(3))},

@@ -26,8 +26,9 @@ var (
 	extraVarNamePattern   = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 	imagePattern          = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/-]*(:[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
 	sshUserPattern        = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
-	// kubernetesVersionPattern is kubespray's kube_version: no leading v since kubespray v2.29.
-	kubernetesVersionPattern = regexp.MustCompile(`^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$`)
+	// kubernetesVersionPattern is kubespray's kube_version: no leading v since kubespray v2.29,
+	// and no leading zeros, which kubespray's checksum tables would not find.
+	kubernetesVersionPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})\.(0|[1-9][0-9]{0,2})$`)
 	serialPercentPattern     = regexp.MustCompile(`^([1-9][0-9]?|100)%$`)
 	serialCountPattern       = regexp.MustCompile(`^[1-9][0-9]{0,3}$`)
 )

@@ -276,6 +276,7 @@ func TestProvisioningRefusals(t *testing.T) {
 		}{
 			{func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = "v1.34.3" }, "spec.kubernetesVersion"},
 			{func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = "1.34.3;reboot" }, "spec.kubernetesVersion"},
+			{func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = "1.034.3" }, `spec.kubernetesVersion: Invalid value: "1.034.3"`},
 			{func(p *bpav1.Provisioning) {
 				p.Spec.Upgrade = &bpav1.UpgradePolicy{Serial: ptr.To(intstr.FromInt32(0))}
 			}, "spec.upgrade.serial: Invalid value: \"\": serial is a count of at least 1 or a percentage from 1% to 100%"},

@@ -21,7 +21,8 @@ import (
 
 // TestProvisioningUpgrade: the controller's default kubespray (v2.30.0) makes cluster-abc at
 // the version the spec names and records it; a version going down is refused, naming the
-// versions the cluster can go to, with no Workflow; raising it one minor version compiles an
+// versions the cluster can go to, with no Workflow; so is the recorded version once a failed
+// wave left the master above it; raising it one minor version compiles an
 // upgrade of the control plane, then of each worker after its approval, and the status says
 // which wave waits on which nodes, then that the cluster runs the new version.
 func TestProvisioningUpgrade(t *testing.T) {
@@ -50,12 +51,52 @@ func TestProvisioningUpgrade(t *testing.T) {
 		}
 	})
 
+	t.Run("a wave failed, then the version set back: Stalled, no Workflow", func(t *testing.T) {
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.KubernetesVersion = "1.34.0" })
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 3)
+		// The control plane went up, then a worker's wave failed; report-nodes read the nodes.
+		report := `{"kubelets":[{"version":"v1.33.7","nodes":["worker-1","worker-2"]},{"version":"v1.34.0","nodes":["master"]}]}`
+		setWorkflowStatus(t, wf, func(st *wfv1.WorkflowStatus) {
+			now := time.Now()
+			st.Phase, st.StartedAt, st.FinishedAt = wfv1.WorkflowFailed, metav1.NewTime(now.Add(-time.Minute)), metav1.NewTime(now)
+			st.Nodes = wfv1.Nodes{}
+			for _, n := range []wfv1.NodeStatus{
+				node(wf.Name, runkubespray.ControlPlaneTask, wfv1.NodeSucceeded, now.Add(-2*time.Second), nil),
+				node(wf.Name, "upgrade-wave-1", wfv1.NodeFailed, now.Add(-time.Second), nil),
+				node(wf.Name, reportnodes.Name, wfv1.NodeSucceeded, now, map[string]string{reportnodes.ReportParam: report}),
+			} {
+				st.Nodes[n.ID] = n
+			}
+		})
+		eventually(t, "the failed upgrade's kubelets in the status", func() error {
+			if cur := getProvisioning(t, p); cur.Status.Phase != bpav1.PhaseFailed || len(cur.Status.Kubelets) != 2 {
+				return fmt.Errorf("phase %q, kubelets %+v", cur.Status.Phase, cur.Status.Kubelets)
+			}
+			return nil
+		})
+		if v := getProvisioning(t, p).Status.Provisioned.KubernetesVersion; v != "1.33.7" {
+			t.Fatalf("recorded version %q after the failed wave, want still 1.33.7", v)
+		}
+
+		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.KubernetesVersion = "1.33.7" })
+		eventually(t, "Stalled for a downgrade of the upgraded master", func() error {
+			cur := getProvisioning(t, p)
+			if want := "spec.kubernetesVersion: 1.33.7 is older than 1.34.0, which master already run (an upgrade that did not finish): Kubernetes does not go down; set 1.34.0 to finish the upgrade"; cur.Status.Message != want {
+				return fmt.Errorf("message %q, want %q", cur.Status.Message, want)
+			}
+			return expectConditions(cur.Status.Conditions, 4, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
+		})
+		if n := len(workflowsOf(t, bpav1.WorkflowKindProvisioning, p)); n != 2 {
+			t.Errorf("%d Workflows, want the first and the failed upgrade's", n)
+		}
+	})
+
 	t.Run("one minor version up, a worker a wave, each approved", func(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) {
 			cur.Spec.KubernetesVersion = "1.34.3"
 			cur.Spec.Upgrade = &bpav1.UpgradePolicy{Serial: ptr.To(intstr.FromInt32(1)), Approval: bpav1.UpgradeApprovalPerWave}
 		})
-		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 3)
+		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 5)
 		var tasks []string
 		for _, task := range wf.GetTemplateByName(wf.Spec.Entrypoint).DAG.Tasks {
 			tasks = append(tasks, task.Name)
@@ -83,7 +124,7 @@ func TestProvisioningUpgrade(t *testing.T) {
 				return fmt.Errorf("status.upgrade (-want +got):\n%s", d)
 			}
 			c := meta.FindStatusCondition(cur.Status.Conditions, bpav1.ConditionReconciling)
-			if c == nil || c.Reason != bpav1.ReasonWaitingForApproval || c.ObservedGeneration != 3 ||
+			if c == nil || c.Reason != bpav1.ReasonWaitingForApproval || c.ObservedGeneration != 5 ||
 				c.Message != "Workflow "+wf.Name+" waits for approval before upgrade-wave-1 of 2 (worker-1): argo resume "+wf.Name+", or Resume in Argo's UI" {
 				return fmt.Errorf("Reconciling %+v", c)
 			}
@@ -92,7 +133,7 @@ func TestProvisioningUpgrade(t *testing.T) {
 		// The exit handler read the nodes: one worker still at the old version, and NotReady.
 		report := `{"kubelets":[{"version":"v1.33.7","nodes":["worker-2"],"notReady":["worker-2"]},{"version":"v1.34.3","nodes":["master","worker-1"]}]}`
 		provisioned(t, wf, site.at(abcHosts...), node(wf.Name, reportnodes.Name, wfv1.NodeSucceeded, time.Now(), map[string]string{reportnodes.ReportParam: report}))
-		cur := waitReady(t, p, 3)
+		cur := waitReady(t, p, 5)
 		if cur.Status.Provisioned.KubernetesVersion != "1.34.3" {
 			t.Errorf("after the upgrade, recorded version %q", cur.Status.Provisioned.KubernetesVersion)
 		}

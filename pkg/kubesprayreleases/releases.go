@@ -80,7 +80,9 @@ type Version struct{ Major, Minor, Patch int }
 
 var versionPattern = regexp.MustCompile(`^v?([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$`)
 
-// ParseVersion reads "1.34.3" (or "v1.34.3").
+// ParseVersion reads "1.34.3" (or "v1.34.3"). Only the one spelling is a version: kubespray
+// looks kube_version up in its checksum tables as written, so "1.034.3" would read here as
+// 1.34.3 and there as nothing.
 func ParseVersion(s string) (Version, error) {
 	m := versionPattern.FindStringSubmatch(s)
 	if m == nil {
@@ -89,6 +91,9 @@ func ParseVersion(s string) (Version, error) {
 	var v Version
 	for i, p := range []*int{&v.Major, &v.Minor, &v.Patch} {
 		*p, _ = strconv.Atoi(m[i+1]) // at most three digits
+	}
+	if strings.TrimPrefix(s, "v") != v.String() {
+		return Version{}, fmt.Errorf("%q has a leading zero: write %s", s, v)
 	}
 	return v, nil
 }

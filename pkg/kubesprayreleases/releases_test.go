@@ -58,18 +58,30 @@ func TestCheckUpgrade(t *testing.T) {
 }
 
 func TestParseVersion(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"1.34.3", "1.34.3"}, {"v1.34.3", "1.34.3"}, {"1.34", ""}, {"1.34.3-rc.1", ""}, {"", ""}, {"1.034.3", "1.34.3"},
+	for _, tc := range []struct{ in, want, err string }{
+		{in: "1.34.3", want: "1.34.3"},
+		{in: "v1.34.3", want: "1.34.3"},
+		{in: "1.34.0", want: "1.34.0"},
+		{in: "1.34", err: `"1.34" is not a Kubernetes version such as 1.34.3`},
+		{in: "1.34.3-rc.1", err: `"1.34.3-rc.1" is not a Kubernetes version such as 1.34.3`},
+		{in: "", err: `"" is not a Kubernetes version such as 1.34.3`},
+		{in: "1.034.3", err: `"1.034.3" has a leading zero: write 1.34.3`},
+		{in: "v01.34.3", err: `"v01.34.3" has a leading zero: write 1.34.3`},
+		{in: "1.34.03", err: `"1.34.03" has a leading zero: write 1.34.3`},
 	} {
 		v, err := ParseVersion(tc.in)
-		if got := v.String(); (tc.want == "") != (err != nil) || (err == nil && got != tc.want) {
-			t.Errorf("ParseVersion(%q) = %s %v, want %q", tc.in, got, err, tc.want)
+		got, gotErr := v.String(), ""
+		if err != nil {
+			got, gotErr = "", err.Error()
+		}
+		if got != tc.want || gotErr != tc.err {
+			t.Errorf("ParseVersion(%q) = %q, %q; want %q, %q", tc.in, got, gotErr, tc.want, tc.err)
 		}
 	}
 }
 
 func FuzzParseVersion(f *testing.F) {
-	for _, s := range []string{"1.34.3", "v1.2.3", "1.2", "x"} {
+	for _, s := range []string{"1.34.3", "v1.2.3", "1.2", "x", "1.034.3", "01.34.3", "1.34.00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -77,9 +89,10 @@ func FuzzParseVersion(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// What parses prints as digits and dots alone, and parses back to itself.
+		// What parses is the one spelling of its version (with or without a v), prints as
+		// digits and dots alone, and parses back to itself.
 		again, err := ParseVersion(v.String())
-		if err != nil || again != v || strings.Trim(v.String(), "0123456789.") != "" {
+		if err != nil || again != v || strings.TrimPrefix(s, "v") != v.String() || strings.Trim(v.String(), "0123456789.") != "" {
 			t.Fatalf("%q → %v → %v %v", s, v, again, err)
 		}
 	})

@@ -104,6 +104,9 @@ const versionPath = "spec.kubernetesVersion"
 // (or, for a change of masters, the ones it plans).
 func PlanFor(p *bpav1.Provisioning, image string) (Plan, error) {
 	plan, err := kubesprayPlan(p, image)
+	if err == nil {
+		err = notBelowTheNodes(p.Status.Kubelets, plan.KubernetesVersion)
+	}
 	if err != nil || p.Status.Provisioned == nil || len(plan.ControlPlane) > 0 {
 		return plan, err
 	}
@@ -120,6 +123,10 @@ func kubesprayPlan(p *bpav1.Provisioning, image string) (Plan, error) {
 	release, known := kubesprayreleases.OfImage(image)
 	rec := p.Status.Provisioned
 	want := p.Spec.KubernetesVersion
+	if _, err := kubesprayreleases.ParseVersion(want); want != "" && err != nil {
+		// The schema refuses these; a CR stored under an older schema may still hold one.
+		return Plan{}, &UnsupportedError{Reason: versionPath + ": " + err.Error()}
+	}
 	current := ""
 	if rec != nil {
 		current = rec.KubernetesVersion
@@ -133,6 +140,11 @@ func kubesprayPlan(p *bpav1.Provisioning, image string) (Plan, error) {
 		return Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
 			"%s: %s is set on a cluster whose version was not recorded (made before versions were, or by a kubespray image this controller does not know): unset it, or make the cluster again",
 			versionPath, want)}
+	case p.Spec.CertificateRenewal != "" && p.Spec.CertificateRenewal != rec.CertificateRenewal:
+		// Whether an upgrade renews the certificates is kubespray's setting, not this plan's:
+		// the record would claim a renewal that may not have run.
+		return Plan{}, &UnsupportedError{Reason: fmt.Sprintf(
+			"spec.certificateRenewal: the renewal comes with the upgrade %s → %s: upgrade with the renewal as it was, then renew in the next generation", current, want)}
 	default:
 		return upgradePlan(p, release, known, current, want)
 	}
@@ -150,6 +162,36 @@ func kubesprayPlan(p *bpav1.Provisioning, image string) (Plan, error) {
 			"%s: kubespray %s cannot install Kubernetes %s; it installs %s", versionPath, release.Version, want, release.Ranges())}
 	}
 	return plan, nil
+}
+
+// notBelowTheNodes refuses a run at version below what any node's kubelet runs, whatever the
+// record says: after a failed upgrade wave the record still has the old version while the
+// control plane runs the new one, and a run at the old one would take it down. The kubelets
+// are report-nodes' reading, written whether the run succeeded or not. A half-done upgrade can
+// only be finished.
+func notBelowTheNodes(kubelets []bpav1.KubeletVersion, version string) error {
+	v, err := kubesprayreleases.ParseVersion(version)
+	if err != nil {
+		return nil // no version to hold (an unknown image decides it), or refused already
+	}
+	var newest kubesprayreleases.Version
+	var nodes []string
+	for _, k := range kubelets {
+		// A kubelet version this plan cannot read (a vendor's suffix) cannot be compared.
+		if kv, err := kubesprayreleases.ParseVersion(k.Version); err == nil && kv.Compare(v) > 0 && kv.Compare(newest) >= 0 {
+			if kv.Compare(newest) > 0 {
+				nodes = nil
+			}
+			newest, nodes = kv, append(nodes, k.Nodes...)
+		}
+	}
+	if nodes == nil {
+		return nil
+	}
+	slices.Sort(nodes)
+	return &UnsupportedError{Reason: fmt.Sprintf(
+		"%s: %s is older than %s, which %s already run (an upgrade that did not finish): Kubernetes does not go down; set %s to finish the upgrade",
+		versionPath, version, newest, strings.Join(nodes, ", "), newest)}
 }
 
 // upgradePlan is the upgrade of a cluster at current to want, or why it is refused: only the

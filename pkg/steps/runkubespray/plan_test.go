@@ -272,6 +272,11 @@ func TestKubernetesVersionPlan(t *testing.T) {
 		}), err: "the upgrade 1.33.7 → 1.34.3 comes with other changes"},
 		{name: "an upgrade with an image the table does not know", image: unknownImage, p: at("1.33.7", to("1.34.3")),
 			err: "needs a kubespray image of a release this controller knows (v2.30.0, v2.31.0)"},
+		{name: "a leading zero, stored before the schema refused it", p: at("1.34.3", to("1.034.3")),
+			err: `spec.kubernetesVersion: "1.034.3" has a leading zero: write 1.34.3`},
+		{name: "a new cluster with a leading zero, an image the table does not know", image: unknownImage,
+			p:   func() *bpav1.Provisioning { p := base(); p.Spec.KubernetesVersion = "1.34.03"; return p }(),
+			err: `spec.kubernetesVersion: "1.34.03" has a leading zero: write 1.34.3`},
 		{name: "a version set on a cluster whose version is not recorded", p: at("", to("1.34.3")), err: "whose version was not recorded"},
 		{name: "an upgrade of a cluster with no workers: the control plane alone", p: func() *bpav1.Provisioning {
 			p := base()
@@ -280,6 +285,45 @@ func TestKubernetesVersionPlan(t *testing.T) {
 			p.Spec.KubernetesVersion = "1.34.3"
 			return p
 		}(), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3"}},
+	} {
+		t.Run(tc.name, tc.check)
+	}
+}
+
+// TestHalfDoneUpgrade: after a wave failed, the record still has the old version and the
+// kubelets (report-nodes' reading) the new one on the nodes already upgraded. No run may take
+// those nodes down, whatever the record says.
+func TestHalfDoneUpgrade(t *testing.T) {
+	halfDone := func(mutate func(*bpav1.Provisioning)) *bpav1.Provisioning {
+		p := base()
+		p.Status.Provisioned = runkubespray.Record(p, runkubespray.Plan{KubernetesVersion: "1.33.7"})
+		p.Generation = 3
+		p.Spec.KubernetesVersion = "1.34.3"
+		p.Status.Kubelets = []bpav1.KubeletVersion{
+			{Version: "v1.33.7", Nodes: []string{"worker-1", "worker-2"}},
+			{Version: "v1.34.3", Nodes: []string{"master"}},
+		}
+		mutate(p)
+		return p
+	}
+	refused := "spec.kubernetesVersion: 1.33.7 is older than 1.34.3, which master already run (an upgrade that did not finish): Kubernetes does not go down; set 1.34.3 to finish the upgrade"
+	for _, tc := range []planCase{
+		{name: "set back to the recorded version", p: halfDone(func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = "1.33.7" }), err: refused},
+		{name: "unset: the recorded version", p: halfDone(func(p *bpav1.Provisioning) { p.Spec.KubernetesVersion = "" }), err: refused},
+		{name: "set back, with a worker added", p: halfDone(func(p *bpav1.Provisioning) {
+			p.Spec.KubernetesVersion = "1.33.7"
+			p.Spec.Workers = append(p.Spec.Workers, entry("worker-3", "00:00:00:00:00:04"))
+		}), err: refused},
+		{name: "every node at the newer version: the newest and all of them named", p: halfDone(func(p *bpav1.Provisioning) {
+			p.Spec.KubernetesVersion = "1.33.7"
+			p.Status.Kubelets = []bpav1.KubeletVersion{{Version: "v1.34.3", Nodes: []string{"worker-2", "master", "worker-1"}}, {Version: "v1.34.0", Nodes: []string{"worker-3"}}}
+		}), err: "1.33.7 is older than 1.34.3, which master, worker-1, worker-2 already run"},
+		{name: "finished: the upgrade again, to the version the masters run",
+			p: halfDone(func(*bpav1.Provisioning) {}), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"worker-1"}, {"worker-2"}}}},
+		{name: "a kubelet version the plan cannot read is not compared", p: halfDone(func(p *bpav1.Provisioning) {
+			p.Spec.KubernetesVersion = "1.33.7"
+			p.Status.Kubelets = []bpav1.KubeletVersion{{Version: "v1.35.0+vendor.1", Nodes: []string{"master"}}}
+		}), want: runkubespray.Plan{Mode: runkubespray.ModeCreate, KubernetesVersion: "1.33.7"}},
 	} {
 		t.Run(tc.name, tc.check)
 	}
@@ -312,8 +356,11 @@ func TestCertificateRenewalPlan(t *testing.T) {
 		}), err: "spec.certificateRenewal: the renewal comes with other changes"},
 		{name: "the version not recorded: the renewal does not need it", image: unknownImage, p: at("", "", renew("2026-11")),
 			want: runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates}},
-		{name: "with an upgrade: the upgrade renews them", p: at("1.33.7", "", func(p *bpav1.Provisioning) {
+		{name: "with an upgrade: refused, the record would claim a renewal kubespray may skip", p: at("1.33.7", "", func(p *bpav1.Provisioning) {
 			renew("2026-11")(p)
+			p.Spec.KubernetesVersion = "1.34.3"
+		}), err: "spec.certificateRenewal: the renewal comes with the upgrade 1.33.7 → 1.34.3: upgrade with the renewal as it was, then renew in the next generation"},
+		{name: "an upgrade with the renewal as it was", p: at("1.33.7", "2026-11", func(p *bpav1.Provisioning) {
 			p.Spec.KubernetesVersion = "1.34.3"
 		}), want: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"worker-1"}, {"worker-2"}}}},
 	} {
