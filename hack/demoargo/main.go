@@ -295,7 +295,7 @@ func (d *driver) outputs(ctx context.Context, wf *wfv1.Workflow) (map[string]map
 		if err := d.claim(ctx, p, placed); err != nil {
 			return nil, err
 		}
-		addressed, err := leases.Resolve(placed, leases.FileSource{Table: d.leases, Name: "the lease file"})
+		addressed, err := leases.Resolve(placed, leases.FileSource{Table: d.leases, Name: "the lease file", Now: time.Now()})
 		if err != nil {
 			return nil, err
 		}

@@ -128,7 +128,7 @@ func TestBadInput(t *testing.T) {
 			[]string{"plan", "-f", variant("provisioning.yaml", "00:c2:12:03:62:b2", "00:e1:ba:ce:df:be"), "--hosts", hosts}},
 		{"missing-lease", `entry "worker-1" (BareMetalHost metal3/node-3): no active lease for MAC 00:c6:14:04:61:b2`,
 			[]string{"plan", "-f", testutil.Fixture(t, "provisioning-cluster-abc.yaml"), "--hosts", hosts, "--leases",
-				write("leases", "1763843200 00:c5:16:05:61:b2 172.22.0.11 node-1 *\n1763843380 00:c2:12:03:62:b2 172.22.0.14 node-4 *\n")}},
+				write("leases", "0 00:c5:16:05:61:b2 172.22.0.11 node-1 *\n0 00:c2:12:03:62:b2 172.22.0.14 node-4 *\n")}},
 		{"broken-lease-file", `(isc format): lease 172.22.0.11 (line 1): line 2: file ends where '}' was expected`,
 			[]string{"plan", "-f", testutil.Fixture(t, "provisioning-cluster-abc.yaml"), "--hosts", hosts, "--leases", write("broken.leases", "lease 172.22.0.11 {\n")}},
 		{"package-smuggling", `spec.masterSoftware[0]: Invalid value: "curl$(reboot)"`,

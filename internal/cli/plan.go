@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"github.com/spf13/cobra"
@@ -175,5 +176,5 @@ func addressSource(path, format string, hosts []metal3v1alpha1.BareMetalHost) (l
 	if err != nil {
 		return nil, fmt.Errorf("%s (%s format): %w", path, f, err)
 	}
-	return leases.FileSource{Table: table, Name: path}, nil
+	return leases.FileSource{Table: table, Name: path, Now: time.Now()}, nil
 }

@@ -8,12 +8,13 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ParseDnsmasq reads dnsmasq's leases file: one lease a line, "EXPIRY MAC IP HOSTNAME
-// CLIENT-ID", EXPIRY in Unix seconds or 0 for an infinite lease. Every line is a live lease
-// (dnsmasq drops lapsed ones when it rewrites the file); among a MAC's leases the latest
-// expiry wins. The "duid" line and DHCPv6 leases (whose second field is an IAID, not a MAC)
+// CLIENT-ID", EXPIRY in Unix seconds or 0 for an infinite lease. Every line is a lease dnsmasq
+// held when it last wrote the file (it drops lapsed ones then, not when they lapse); among a
+// MAC's leases the latest expiry wins. The "duid" line and DHCPv6 leases (whose second field is an IAID, not a MAC)
 // are skipped.
 //
 // An address on two lines (a file caught mid-rewrite, or edited) goes to the later line only.
@@ -33,8 +34,11 @@ func ParseDnsmasq(r io.Reader) (Table, error) {
 		if err != nil || expiry < 0 {
 			return nil, fmt.Errorf("line %d: expiry %q is not a Unix time", line, fields[0])
 		}
+		var ends time.Time
 		if expiry == 0 {
 			expiry = math.MaxInt64 // an infinite lease
+		} else {
+			ends = time.Unix(expiry, 0).UTC()
 		}
 		mac, ok := normalizeMAC(fields[1])
 		if !ok {
@@ -44,7 +48,7 @@ func ParseDnsmasq(r io.Reader) (Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %q is not an IP address", line, fields[2])
 		}
-		ledger.declare(record{mac: mac, active: true, lease: Lease{IP: ip, Rank: expiry}})
+		ledger.declare(record{mac: mac, active: true, lease: Lease{IP: ip, Rank: expiry, Ends: ends}})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err

@@ -41,6 +41,7 @@ type leaseBlock struct {
 	mac     string
 	active  bool
 	starts  int64
+	ends    time.Time
 	line    int
 	hasMAC  bool
 	invalid string
@@ -76,7 +77,7 @@ func parseLeaseBlock(tz *tokenizer, ledger *ledger) error {
 	}
 	// Every block is the address's newest record, whatever it says: a free or expired one ends
 	// the previous holder's lease.
-	ledger.declare(record{mac: b.mac, active: b.active && b.hasMAC && b.invalid == "", lease: Lease{IP: b.ip, Rank: b.starts}})
+	ledger.declare(record{mac: b.mac, active: b.active && b.hasMAC && b.invalid == "", lease: Lease{IP: b.ip, Rank: b.starts, Ends: b.ends}})
 	return nil
 }
 
@@ -98,21 +99,42 @@ func (b *leaseBlock) apply(words []token) {
 			b.invalid = "hardware ethernet " + text(2)
 		}
 	case text(0) == "starts":
-		// "starts 6 2025/11/22 08:26:40;" (UTC), "starts epoch 1763800000;", or "starts never;"
-		switch text(1) {
-		case "never":
+		if t, ok := iscTime(words[1:]); ok {
+			b.starts = t.Unix()
+		} else {
 			b.starts = 0
-		case "epoch":
-			var sec int64
-			if _, err := fmt.Sscan(text(2), &sec); err == nil {
-				b.starts = sec
-			}
-		default:
-			if t, err := time.Parse("2006/01/02 15:04:05", text(2)+" "+text(3)); err == nil {
-				b.starts = t.Unix()
-			}
+		}
+	case text(0) == "ends":
+		if t, ok := iscTime(words[1:]); ok {
+			b.ends = t
+		} else {
+			b.ends = time.Time{}
 		}
 	}
+}
+
+// iscTime reads a lease time: "6 2025/11/22 08:26:40" (weekday, then UTC), "epoch 1763800000",
+// or "never" (false, as is anything it cannot read: a lease is not refused for a time it
+// cannot read, as dhcpd itself writes only these forms).
+func iscTime(words []token) (time.Time, bool) {
+	text := func(i int) string {
+		if i < len(words) {
+			return words[i].text
+		}
+		return ""
+	}
+	switch text(0) {
+	case "never":
+		return time.Time{}, false
+	case "epoch":
+		var sec int64
+		if _, err := fmt.Sscan(text(1), &sec); err == nil {
+			return time.Unix(sec, 0).UTC(), true
+		}
+		return time.Time{}, false
+	}
+	t, err := time.Parse("2006/01/02 15:04:05", text(1)+" "+text(2))
+	return t, err == nil
 }
 
 func unexpectedEOF(err error, line int, want string) error {

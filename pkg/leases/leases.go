@@ -2,9 +2,10 @@
 // dhcpd.leases format or dnsmasq's leases file, and resolves placed hosts' MACs to IPs, or
 // falls back to the IPs a BareMetalHost's inspection reported.
 //
-// Lease end times are never compared with the clock: the file is the server's own record, and
-// the server rewrites it when a lease lapses. Where a MAC has several leases, the newest active
-// one wins.
+// Where a MAC has several leases, the newest active one wins. A lease whose end has passed is
+// no address, though the file may still hold it as active: each server rewrites its file on its
+// own schedule (dnsmasq at its next event, dhcpd when it next writes the file), so the file
+// lags the server. FileSource compares ends with the clock it is given.
 package leases
 
 import (
@@ -13,6 +14,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 )
 
 // Format names a lease file format.
@@ -33,7 +35,12 @@ type Lease struct {
 	// Rank orders a MAC's leases: the higher one wins. ISC: the start time; dnsmasq: the
 	// expiry (an infinite lease ranks highest). Equal ranks: the later line in the file wins.
 	Rank int64
+	// Ends is when the lease lapses; zero for a lease that never does.
+	Ends time.Time
 }
+
+// LapsedAt says whether the lease has lapsed at now.
+func (l Lease) LapsedAt(now time.Time) bool { return !l.Ends.IsZero() && !now.Before(l.Ends) }
 
 // offer records a lease, keeping the newest for its MAC.
 func (t Table) offer(mac string, l Lease) {

@@ -1,10 +1,12 @@
 package leases_test
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -301,5 +303,57 @@ func TestResolve(t *testing.T) {
 	}}
 	if _, err := leases.Resolve(placed[:2], twice); err == nil || !strings.Contains(err.Error(), `entries "a" and "b" would both get address 10.0.0.1`) {
 		t.Fatalf("one address for two nodes: %v", err)
+	}
+}
+
+// TestEveryMissingLeaseIsNamed: of two entries without an address, both are named, whatever
+// keeps each from one: no lease, a freed one, or one still in the file as active though its end
+// has passed (the server rewrites the file on its own schedule).
+func TestEveryMissingLeaseIsNamed(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	placed := []bpav1.Node{
+		{Label: "master", BareMetalHost: "metal3/node-1", MAC: "00:c5:16:05:61:b2"},
+		{Label: "worker-1", BareMetalHost: "metal3/node-2", MAC: "00:c2:14:06:61:b5"},
+		{Label: "worker-2", BareMetalHost: "metal3/node-3", MAC: "00:c6:14:04:61:b2"},
+	}
+	for _, tc := range []struct {
+		name   string
+		format leases.Format
+		file   string
+		want   string
+	}{
+		{
+			name:   "dnsmasq: a lapsed lease and none",
+			format: leases.FormatDnsmasq,
+			file: fmt.Sprintf("0 00:c5:16:05:61:b2 172.22.0.11 node-1 *\n%d 00:c2:14:06:61:b5 172.22.0.12 node-2 *\n",
+				now.Add(-time.Hour).Unix()),
+			want: `entry "worker-1" (BareMetalHost metal3/node-2): the lease of 172.22.0.12 for MAC 00:c2:14:06:61:b5 in leases lapsed at 2026-12-05T11:00:00Z (the DHCP server has not rewritten the file since): the host has not renewed it` + "\n" +
+				`entry "worker-2" (BareMetalHost metal3/node-3): no active lease for MAC 00:c6:14:04:61:b2 in leases`,
+		},
+		{
+			name:   "isc: a freed lease, and an active one past its end",
+			format: leases.FormatISC,
+			file: "lease 172.22.0.11 {\n  starts epoch 1764900000;\n  ends never;\n  binding state active;\n  hardware ethernet 00:c5:16:05:61:b2;\n}\n" +
+				"lease 172.22.0.12 {\n  starts 4 2026/12/03 10:00:00;\n  ends 4 2026/12/03 22:00:00;\n  binding state free;\n  hardware ethernet 00:c2:14:06:61:b5;\n}\n" +
+				"lease 172.22.0.13 {\n  starts 5 2026/12/04 10:00:00;\n  ends 5 2026/12/04 22:00:00;\n  binding state active;\n  hardware ethernet 00:c6:14:04:61:b2;\n}\n",
+			want: `entry "worker-1" (BareMetalHost metal3/node-2): no active lease for MAC 00:c2:14:06:61:b5 in leases` + "\n" +
+				`entry "worker-2" (BareMetalHost metal3/node-3): the lease of 172.22.0.13 for MAC 00:c6:14:04:61:b2 in leases lapsed at 2026-12-04T22:00:00Z (the DHCP server has not rewritten the file since): the host has not renewed it`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			table, err := leases.Parse(tc.format, strings.NewReader(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = leases.Resolve(placed, leases.FileSource{Table: table, Name: "leases", Now: now})
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("want every entry without an address named:\n%s\ngot:\n%v", tc.want, err)
+			}
+			// Before its end, the same lease is the host's address.
+			earlier := leases.FileSource{Table: table, Name: "leases", Now: now.Add(-48 * time.Hour)}
+			if got, err := earlier.Lookup("", placed[0].MAC); err != nil || got != "172.22.0.11" {
+				t.Errorf("the master's lease: %q, %v", got, err)
+			}
+		})
 	}
 }

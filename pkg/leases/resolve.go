@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 
@@ -22,6 +23,8 @@ type FileSource struct {
 	Table Table
 	// Name is the file, for messages.
 	Name string
+	// Now is when the lookup happens: a lease that ended before it is no address.
+	Now time.Time
 }
 
 // Lookup implements Source.
@@ -29,6 +32,10 @@ func (s FileSource) Lookup(_ string, mac string) (string, error) {
 	l, ok := s.Table[strings.ToLower(mac)]
 	if !ok {
 		return "", fmt.Errorf("no active lease for MAC %s in %s", mac, s.Name)
+	}
+	if l.LapsedAt(s.Now) {
+		return "", fmt.Errorf("the lease of %s for MAC %s in %s lapsed at %s (the DHCP server has not rewritten the file since): the host has not renewed it",
+			l.IP, mac, s.Name, l.Ends.UTC().Format(time.RFC3339))
 	}
 	return l.IP.String(), nil
 }

@@ -191,7 +191,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	addressed, err := leases.Resolve(placed, leases.FileSource{Table: table, Name: site.LeaseFile})
+	addressed, err := leases.Resolve(placed, leases.FileSource{Table: table, Name: site.LeaseFile, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

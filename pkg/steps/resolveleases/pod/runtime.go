@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"k8s.io/apimachinery/pkg/types"
@@ -57,7 +58,7 @@ func ReadLeaseFile(placed []bpav1.Node, leaseFile string, format leases.Format) 
 		// backoff; a file that stays broken fails the run when the retries run out.
 		return nil, steps.Retryable(fmt.Errorf("%s (%s format) cannot be parsed, perhaps read while the DHCP server rewrote it; reading it again: %w", leaseFile, format, err))
 	}
-	return resolve(placed, leases.FileSource{Table: table, Name: leaseFile})
+	return resolve(placed, leases.FileSource{Table: table, Name: leaseFile, Now: time.Now()})
 }
 
 // resolve addresses the hosts; a host without an address may get one soon: retryable.
