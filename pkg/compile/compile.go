@@ -103,6 +103,26 @@ func KubesprayImageOf(p *bpav1.Provisioning, opts Options) string {
 	return opts.KubesprayImage
 }
 
+// mayNotAnswer are the nodes a run can do without, which pin-host-keys lets be silent: a
+// removal's leaving nodes (a dead server is removed without them), a renewal's workers (it
+// renews the control plane alone). Every other node the run touches must answer before any
+// host is.
+func mayNotAnswer(plan runkubespray.Plan, spec *bpav1.ProvisioningSpec) []string {
+	switch plan.Mode {
+	case runkubespray.ModeRemove:
+		return leaving(plan)
+	case runkubespray.ModeRenewCertificates:
+		var workers []string
+		for _, entry := range spec.Workers {
+			for label := range entry {
+				workers = append(workers, label)
+			}
+		}
+		return sortedCopy(workers)
+	}
+	return nil
+}
+
 // leaving are the nodes a remove run takes out of the cluster.
 func leaving(plan runkubespray.Plan) []string {
 	if plan.Mode != runkubespray.ModeRemove {

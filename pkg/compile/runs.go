@@ -142,7 +142,7 @@ func newProvisioningDAG(p *bpav1.Provisioning, opts Options, a admitted, kubespr
 		discoverhosts.Template(opts.StepImage, gone),
 		resolveleases.Template(opts.StepImage, leaseFormat(opts), opts.LeaseNodeSelector),
 		renderinventory.Template(opts.StepImage, a.mirror, opts.Kubespray.KubernetesVersion, renderinventory.Groups{ControlPlane: opts.Kubespray.ControlPlane, Etcd: opts.Kubespray.Etcd}),
-		pinhostkeys.Template(opts.StepImage),
+		pinhostkeys.Template(opts.StepImage, mayNotAnswer(opts.Kubespray, &p.Spec)),
 		kubespray,
 		fetchkubeconfig.Template(opts.StepImage, p.Spec.FirstMaster(), p.Spec.SSH.LoginUser(), gone),
 		readcertificates.Template(opts.StepImage, p.Spec.SSH.LoginUser(), gone),

@@ -5,6 +5,8 @@
 package pinhostkeys
 
 import (
+	"strings"
+
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
@@ -14,15 +16,22 @@ import (
 const Name = "pin-host-keys"
 
 // Template pins the addressed hosts' keys, retrying with backoff while a node does not answer
-// yet. It needs no SSH key: a host key is presented before anyone logs in.
-func Template(stepImage string) wfv1.Template {
+// yet. mayNotAnswer are the nodes (entry labels) the run can do without, whose pinned keys are
+// kept when they are silent: a removal's leaving nodes, a renewal's workers. Any other silent
+// node makes the run wait, before any host is touched. It needs no SSH key: a host key is
+// presented before anyone logs in.
+func Template(stepImage string, mayNotAnswer []string) wfv1.Template {
+	args := append(steps.CRArgs(),
+		"--cluster="+steps.WorkflowParam(steps.ParamCluster),
+		"--hosts="+steps.HostsFile,
+	)
+	if len(mayNotAnswer) > 0 {
+		args = append(args, "--may-not-answer="+strings.Join(mayNotAnswer, ","))
+	}
 	return wfv1.Template{
-		Name:   Name,
-		Inputs: steps.HostsInput(),
-		Container: steps.StepContainer(stepImage, Name, append(steps.CRArgs(),
-			"--cluster="+steps.WorkflowParam(steps.ParamCluster),
-			"--hosts="+steps.HostsFile,
-		)),
+		Name:          Name,
+		Inputs:        steps.HostsInput(),
+		Container:     steps.StepContainer(stepImage, Name, args),
 		RetryStrategy: steps.WaitForTheWorld(),
 	}
 }

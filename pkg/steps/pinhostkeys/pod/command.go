@@ -15,6 +15,7 @@ func Command() *cobra.Command {
 	var cr stepcmd.CRFlags
 	var ssh stepcmd.SSHOptions
 	var cluster, hostsFile string
+	var mayNotAnswer []string
 	cmd := &cobra.Command{
 		Use:   pinhostkeys.Name + " --namespace NS --name N --uid U --generation G --cluster C --hosts FILE",
 		Short: "Pin every addressed node's SSH host key in Secret <cluster>-known-hosts, or check it against the pinned one, before kubespray connects",
@@ -31,13 +32,14 @@ func Command() *cobra.Command {
 			if err := stepcmd.CheckCluster(cmd.Context(), c, ref, cluster); err != nil {
 				return err
 			}
-			return Run(cmd.Context(), c, ref, placed, ssh.Port, ssh.Timeout)
+			return Run(cmd.Context(), c, ref, placed, mayNotAnswer, ssh.Port, ssh.Timeout)
 		},
 	}
 	cr.AddTo(cmd)
 	ssh.AddPortTo(cmd)
 	cmd.Flags().StringVar(&cluster, "cluster", "", "the cluster the Workflow was compiled for (checked against the CR's label)")
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "addressed hosts, as resolve-leases wrote them (required)")
+	cmd.Flags().StringSliceVar(&mayNotAnswer, "may-not-answer", nil, "nodes (entry labels) the run can do without: their pinned keys are kept when they do not answer")
 	_ = cmd.MarkFlagRequired("hosts")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,10 +29,11 @@ import (
 // changed because its host changed is pinned afresh, and an Event on the Provisioning says so:
 // the BareMetalHost was provisioned again since (metal3's operation history), or the address
 // now belongs to another BareMetalHost than the one it was pinned for. A node that does not
-// answer is waited for (retryable), unless its key is pinned already (a node a remove run
-// takes out may be down for good; kubespray still checks it against the pin). The Secret is
-// read once and written once, however many nodes; it is owned by the Provisioning.
-func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.Node, port int, timeout time.Duration) error {
+// answer is waited for (retryable), naming it, unless the run can do without it (mayNotAnswer:
+// a node a remove run takes out may be down for good) and its key is pinned already. A silent
+// node whose key was pinned, a node that answered before, is also told in a Warning Event. The
+// Secret is read once and written once, however many nodes; it is owned by the Provisioning.
+func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.Node, mayNotAnswer []string, port int, timeout time.Duration) error {
 	p := &bpav1.Provisioning{}
 	if err := stepcmd.Get(ctx, c, ref, p, "Provisioning"); err != nil {
 		return err
@@ -46,7 +48,7 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.
 	}
 	pins := map[string]knownhosts.Pin{}
 	nodeOf := map[string]string{}
-	var repinned []string
+	var repinned, silent []string
 	// Every node is tried, and every failure named: the final ones (no address, a changed key)
 	// make the step fail at once, the others (a node not answering yet) make it wait.
 	var final, waiting []error
@@ -64,10 +66,14 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.
 		}
 		key, err := sshexec.ScanHostKey(ctx, addr, pinned, timeout)
 		switch {
-		case err != nil && ok:
+		case err != nil && ok && slices.Contains(mayNotAnswer, h.Label):
 			continue
 		case err != nil:
-			waiting = append(waiting, fmt.Errorf("node %q: %w", h.Label, err))
+			msg := notAnswering(h, addr, time.Now(), err)
+			waiting = append(waiting, errors.New(msg))
+			if ok {
+				silent = append(silent, msg)
+			}
 			continue
 		}
 		now := hostNow(ctx, c, h.BareMetalHost)
@@ -82,6 +88,11 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.
 			continue
 		}
 		pins[addr] = knownhosts.Pin{Key: key, Host: now}
+	}
+	for _, msg := range silent {
+		// The Event is what an operator sees beside the status; a failure to write it changes
+		// nothing of the wait.
+		_ = stepcmd.RecordEvent(ctx, c, p, "bpa-"+pinhostkeys.Name, corev1.EventTypeWarning, bpav1.EventNodeNotAnswering, msg)
 	}
 	if err := steps.Classified(final, waiting); err != nil {
 		return err
@@ -98,6 +109,12 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.
 		_ = stepcmd.RecordEvent(ctx, c, p, "bpa-"+pinhostkeys.Name, corev1.EventTypeNormal, bpav1.EventHostKeyRepinned, msg)
 	}
 	return nil
+}
+
+// notAnswering says which node is silent, since when, and what to do.
+func notAnswering(h bpav1.Node, addr string, at time.Time, err error) string {
+	return fmt.Sprintf("node %q (%s, BareMetalHost %s) does not answer SSH, tried at %s: %v; the run waits for it before touching any host: power it on, or take it out of the spec",
+		h.Label, addr, h.BareMetalHost, at.UTC().Format(time.RFC3339), err)
 }
 
 // hostNow names the BareMetalHost ns/name as knownhosts.ProvisionedAs does, "" when it cannot be read.

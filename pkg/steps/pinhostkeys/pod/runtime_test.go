@@ -38,7 +38,7 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 	p, ref := env.Provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
 	hosts := []bpav1.Node{{Label: "master", Role: "master", BareMetalHost: ns + "/node-1", MAC: "00:c5:16:05:61:b2", IP: "127.0.0.1"}}
 
-	if err := pod.Run(ctx(), env.Client, ref, hosts, sshd.Port, 10*time.Second); err != nil {
+	if err := pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	sec := &corev1.Secret{}
@@ -86,7 +86,7 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 		t.Fatalf("ansible-playbook against a swapped host key: %v; want it refused\n%s", err, out)
 	}
 
-	err = pod.Run(ctx(), env.Client, ref, hosts, sshd.Port, 10*time.Second)
+	err = pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, 10*time.Second)
 	if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master"`) ||
 		!strings.Contains(err.Error(), ssh.FingerprintSHA256(pinned)) || !strings.Contains(err.Error(), ssh.FingerprintSHA256(sshd.HostKey)) {
 		t.Errorf("pinning a swapped key: %v; want a final error naming the node and both fingerprints", err)
@@ -96,25 +96,37 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 		nodes := append(slices.Clone(hosts),
 			bpav1.Node{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.2"},
 			bpav1.Node{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.3"})
-		err := pod.Run(ctx(), env.Client, ref, nodes, sshd.Port, time.Second)
+		err := pod.Run(ctx(), env.Client, ref, nodes, nil, sshd.Port, time.Second)
 		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master"`) ||
 			!strings.Contains(err.Error(), `node "worker-1"`) || !strings.Contains(err.Error(), `node "worker-2"`) {
 			t.Errorf("a changed key and two nodes not answering: %v; want a final error naming all three", err)
 		}
 	})
 
-	t.Run("a node that does not answer: waited for, unless its key is pinned", func(t *testing.T) {
+	t.Run("a node that does not answer: waited for, unless pinned and the run can do without it", func(t *testing.T) {
 		down := []bpav1.Node{
 			{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.1"},
 			{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.2"},
 		}
-		if err := pod.Run(ctx(), env.Client, ref, down, 1, time.Second); err == nil || !steps.IsRetryable(err) ||
+		if err := pod.Run(ctx(), env.Client, ref, down, nil, 1, time.Second); err == nil || !steps.IsRetryable(err) ||
 			!strings.Contains(err.Error(), "worker-1") || !strings.Contains(err.Error(), "worker-2") {
 			t.Errorf("two unpinned nodes that do not answer: %v; want retryable, naming both", err)
 		}
 		sshd.Stop() // the pinned master is down
-		if err := pod.Run(ctx(), env.Client, ref, hosts, sshd.Port, time.Second); err != nil {
-			t.Errorf("a pinned node that does not answer (a node being removed may be down): %v", err)
+		addr := fmt.Sprintf("127.0.0.1:%d", sshd.Port)
+		err := pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, time.Second)
+		if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master" (`+addr+`, BareMetalHost `+ns+`/node-1) does not answer SSH, tried at `) ||
+			!strings.Contains(err.Error(), "the run waits for it before touching any host: power it on, or take it out of the spec") {
+			t.Errorf("a pinned node the run needs, down: %v; want retryable, naming it, its address and what to do", err)
+		}
+		if got := notAnsweringEvents(t, ns); len(got) != 1 || got[0].Type != corev1.EventTypeWarning || !strings.Contains(err.Error(), got[0].Message) {
+			t.Errorf("NodeNotAnswering Events %+v; want one Warning with the step's message", got)
+		}
+		if err := pod.Run(ctx(), env.Client, ref, hosts, []string{"master"}, sshd.Port, time.Second); err != nil {
+			t.Errorf("a pinned node the run can do without (a node being removed may be down): %v", err)
+		}
+		if got := notAnsweringEvents(t, ns); len(got) != 1 {
+			t.Errorf("%d NodeNotAnswering Events after a run that can do without the node, want still 1", len(got))
 		}
 	})
 }
@@ -142,7 +154,7 @@ func TestPinsFollowTheHosts(t *testing.T) {
 		return []bpav1.Node{{Label: "master", Role: "master", BareMetalHost: ns + "/" + name, IP: "127.0.0.1"}}
 	}
 	pin := func(hosts []bpav1.Node) error {
-		return pod.Run(ctx(), asStep, ref, hosts, sshd.Port, 10*time.Second)
+		return pod.Run(ctx(), asStep, ref, hosts, nil, sshd.Port, 10*time.Second)
 	}
 	first := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	provisioned("node-1", first)
@@ -198,4 +210,19 @@ func expectEvent(t *testing.T, ns, message string) {
 		}
 	}
 	t.Errorf("no HostKeyRepinned Event saying %q among %d Events", message, len(events.Items))
+}
+
+func notAnsweringEvents(t *testing.T, ns string) []corev1.Event {
+	t.Helper()
+	var events corev1.EventList
+	if err := env.Client.List(ctx(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, e := range events.Items {
+		if e.Reason == bpav1.EventNodeNotAnswering {
+			out = append(out, e)
+		}
+	}
+	return out
 }
