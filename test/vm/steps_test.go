@@ -53,127 +53,182 @@ var sitePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Na
 // fetch-kubeconfig reads admin.conf through sudo, and install-software installs with each
 // machine's own apt-get and dpkg from a repository the suite serves on the site network.
 // Then a machine rebuilt from its image (new host key) is refused until its BareMetalHost
-// says it was provisioned again, and then pinned afresh.
+// says it was provisioned again, and then pinned afresh. Each stage is a function below, in
+// the order they run; each leaves the site as the next expects it.
 func TestStepsOnVirtualMachines(t *testing.T) {
 	// The master as kubespray's preinstall wants a control-plane node: 1500 MB at least (one CPU
 	// is enough short of kubeadm init; a second one, on 2 cores, slows the others down).
-	s := startVMSite(t, "10.253.0", []testvm.Spec{{Name: "vm-master", CPUs: 1, MemoryMiB: 2560}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 1536}}, nil)
-	env, site, clients, master, worker, signer := s.env, s.site, s.clients, s.master, s.worker, s.signer
-	ns, p, ref, placed, addressed, keyFile, sshOpts := s.ns, s.p, s.ref, s.placed, s.addressed, s.keyFile, s.sshOpts
-	ctx := context.Background()
+	s := &stepsStory{vmSite: startVMSite(t, "10.253.0", []testvm.Spec{{Name: "vm-master", CPUs: 1, MemoryMiB: 2560}, {Name: "vm-worker", CPUs: 1, MemoryMiB: 1536}}, nil)}
+	s.standInCluster(t)
+	t.Run("the real kubespray through its downloads", s.realKubespray)
+	s.kubeconfigStored(t)
+	s.softwareInstalled(t)
+	s.masterRebootedDuringInstall(t)
+	s.leasesWhileDHCPRestarts(t)
+	s.poweredOffWorkerNamed(t)
+	t.Run("the real remove-node.yml of a powered-off worker", s.realRemoveOfPoweredOffWorker)
+	s.rebuiltWorkerRepinned(t)
+}
 
-	// kubespray's stand-in, run as run-kubespray runs kubespray: the rendered inventory and extra
-	// variables, strict host key checking against the pins, the admin user with become.
-	inventory, extraVars, err := renderinventorypod.Run(ctx, env.Client, ref, addressed, renderinventory.Options{})
+// stepsStory is TestStepsOnVirtualMachines' site and what its stages hand on.
+type stepsStory struct {
+	*vmSite
+	// inventory and extraVars are render-inventory's, for every kubespray run.
+	inventory, extraVars []byte
+	// swRef is the Software install-software runs for, at its current generation.
+	swRef stepcmd.CRRef
+}
+
+// standInCluster runs kubespray's stand-in as run-kubespray runs kubespray: the rendered
+// inventory and extra variables, strict host key checking against the pins, the admin user
+// with become.
+func (s *stepsStory) standInCluster(t *testing.T) {
+	var err error
+	s.inventory, s.extraVars, err = renderinventorypod.Run(context.Background(), s.env.Client, s.ref, s.addressed, renderinventory.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	testvm.Run(t, clients[master.Name], "sudo -n install -d /etc/kubernetes/stand-in && echo '"+testutil.AdminConf("\n    token: vm-token")+"' | sudo -n tee /etc/kubernetes/stand-in/admin.conf >/dev/null")
-	runKubespray(t, env, ns, p, inventory, extraVars, keyFile)
-	// The real kubespray, as far as it goes without installing Kubernetes (make e2e-cluster
-	// installs it: TestRealClusterOnVirtualMachines). Its system_packages role installs Debian
-	// packages: kubespray itself says which (kubesprayPackages), the suite builds the site's
-	// package mirror of them and serves it beside the site's own repository. Then the real
-	// cluster.yml through its downloads, offline from the site's mirror (clusterThroughDownloads):
-	// kubespray's version check, its own validation of the rendered inventory and extra
-	// variables, bootstrap_os (those packages, installed by each machine's apt from the mirror),
-	// the facts of every node, preinstall, the container runtime and every download, over SSH
-	// with become.
-	if packages := s.servePackagesKubesprayInstalls(t, inventory, extraVars); packages != nil {
-		built := os.Getenv("BPA_KUBESPRAY_DOWNLOADS")
-		if built == "" {
-			t.Fatal("kubespray's image is built, not what it downloads (BPA_KUBESPRAY_DOWNLOADS): make vms builds both")
-		}
-		clusterThroughDownloads(t, s, built)
-		for _, c := range clients {
-			if got := testvm.Run(t, c, "dpkg-query -W -f='${Status}\\n' "+strings.Join(packages, " ")+" | grep -c '^install ok installed$' || true"); strings.TrimSpace(got) != strconv.Itoa(len(packages)) {
-				t.Errorf("after bootstrap_os, %s of the %d packages kubespray installs are installed", strings.TrimSpace(got), len(packages))
-			}
-		}
-
-		// scale.yml --limit, as far as kubespray's validation and preinstall's checks go (not the
-		// installation: the site's mirror holds no Kubernetes yet). In a pod of its own, whose
-		// fact cache is empty as every new pod's is, kubespray refuses the limit...
-		checks := []string{"--tags=facts,asserts"}
-		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, testkubespray.Playbook{Path: "scale.yml", Options: append(checks, "--limit=worker"), MayFail: true})
-		if !strings.Contains(out, "Kubespray does not support '--limit' without a populated facts cache") {
-			t.Errorf("the real scale.yml --limit without the others' facts did not refuse to run:\n%s", testkubespray.LastLines(out, 30))
-		}
-		// ...and a scale run, which runs facts.yml over every node first in the same pod, passes.
-		scale := runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker"}}
-		out = runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, testkubespray.Playbook{Plan: &scale, Options: checks})
-		if !regexp.MustCompile(`does not have a fact cache\] \**\n(.*\n){0,2}ok: \[worker\]`).MatchString(out) ||
-			!regexp.MustCompile(`(?m)^worker\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out) {
-			t.Errorf("the real scale.yml --limit=worker in a scale run did not pass kubespray's fact cache check:\n%s", testkubespray.LastLines(out, 40))
-		}
-
-	}
-	if joined := testvm.Run(t, clients[worker.Name], "cat /etc/kubernetes/joined"); !strings.HasPrefix(joined, "worker ") {
+	testvm.Run(t, s.clients[s.master.Name], "sudo -n install -d /etc/kubernetes/stand-in && echo '"+testutil.AdminConf("\n    token: vm-token")+"' | sudo -n tee /etc/kubernetes/stand-in/admin.conf >/dev/null")
+	runKubespray(t, s.env, s.ns, s.p, s.inventory, s.extraVars, s.keyFile)
+	if joined := testvm.Run(t, s.clients[s.worker.Name], "cat /etc/kubernetes/joined"); !strings.HasPrefix(joined, "worker ") {
 		t.Errorf("the worker's join mark: %q", joined)
 	}
+}
 
+// realKubespray runs the real kubespray as far as it goes without installing Kubernetes (make
+// e2e-cluster installs it: TestRealClusterOnVirtualMachines). Its system_packages role
+// installs Debian packages: kubespray itself says which (kubesprayPackages), the suite builds
+// the site's package mirror of them and serves it beside the site's own repository. Then the
+// real cluster.yml through its downloads, offline from the site's mirror
+// (clusterThroughDownloads): kubespray's version check, its own validation of the rendered
+// inventory and extra variables, bootstrap_os (those packages, installed by each machine's apt
+// from the mirror), the facts of every node, preinstall, the container runtime and every
+// download, over SSH with become. Then scale.yml --limit, as a scale run runs it.
+func (s *stepsStory) realKubespray(t *testing.T) {
+	packages := s.servePackagesKubesprayInstalls(t, s.inventory, s.extraVars)
+	if packages == nil {
+		t.Skip("BPA_KUBESPRAY_IMAGES is unset: no kubespray image is built (make vms builds them from ../shared/third_party)")
+	}
+	built := os.Getenv("BPA_KUBESPRAY_DOWNLOADS")
+	if built == "" {
+		t.Fatal("kubespray's image is built, not what it downloads (BPA_KUBESPRAY_DOWNLOADS): make vms builds both")
+	}
+	clusterThroughDownloads(t, s.vmSite, built)
+	for _, c := range s.clients {
+		if got := testvm.Run(t, c, "dpkg-query -W -f='${Status}\\n' "+strings.Join(packages, " ")+" | grep -c '^install ok installed$' || true"); strings.TrimSpace(got) != strconv.Itoa(len(packages)) {
+			t.Errorf("after bootstrap_os, %s of the %d packages kubespray installs are installed", strings.TrimSpace(got), len(packages))
+		}
+	}
+
+	// scale.yml --limit, as far as kubespray's validation and preinstall's checks go (not the
+	// installation: the site's mirror holds no Kubernetes yet). In a pod of its own, whose
+	// fact cache is empty as every new pod's is, kubespray refuses the limit...
+	checks := []string{"--tags=facts,asserts"}
+	out := runRealKubespray(t, s.env, s.ns, s.p, s.inventory, s.extraVars, s.keyFile, testkubespray.Playbook{Path: "scale.yml", Options: append(checks, "--limit=worker"), MayFail: true})
+	if !strings.Contains(out, "Kubespray does not support '--limit' without a populated facts cache") {
+		t.Errorf("the real scale.yml --limit without the others' facts did not refuse to run:\n%s", testkubespray.LastLines(out, 30))
+	}
+	// ...and a scale run, which runs facts.yml over every node first in the same pod, passes.
+	scale := runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker"}}
+	out = runRealKubespray(t, s.env, s.ns, s.p, s.inventory, s.extraVars, s.keyFile, testkubespray.Playbook{Plan: &scale, Options: checks})
+	if !regexp.MustCompile(`does not have a fact cache\] \**\n(.*\n){0,2}ok: \[worker\]`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^worker\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out) {
+		t.Errorf("the real scale.yml --limit=worker in a scale run did not pass kubespray's fact cache check:\n%s", testkubespray.LastLines(out, 40))
+	}
+}
+
+// kubeconfigStored: fetch-kubeconfig reads admin.conf through sudo and stores it.
+func (s *stepsStory) kubeconfigStored(t *testing.T) {
 	run := fetchkubeconfigpod.KubeconfigRun{Master: "master", User: testvm.AdminUser}
-	if err := fetchkubeconfigpod.Run(ctx, env.Client, ref, run, addressed, fetchkubeconfigpod.DefaultAdminConf, sshOpts); err != nil {
+	if err := fetchkubeconfigpod.Run(context.Background(), s.env.Client, s.ref, run, s.addressed, fetchkubeconfigpod.DefaultAdminConf, s.sshOpts); err != nil {
 		t.Fatal(err)
 	}
 	kubeconfig := &corev1.Secret{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cluster-abc-kubeconfig"}, kubeconfig); err != nil {
+	if err := s.env.Client.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: "cluster-abc-kubeconfig"}, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	if v := string(kubeconfig.Data[bpav1.KubeconfigSecretKey]); !strings.Contains(v, "https://"+master.IP+":") || !strings.Contains(v, "vm-token") {
-		t.Errorf("the stored kubeconfig does not reach the master at %s with its token", master.IP)
+	if v := string(kubeconfig.Data[bpav1.KubeconfigSecretKey]); !strings.Contains(v, "https://"+s.master.IP+":") || !strings.Contains(v, "vm-token") {
+		t.Errorf("the stored kubeconfig does not reach the master at %s with its token", s.master.IP)
 	}
+}
 
-	// install-software with each machine's own apt-get and dpkg, through sudo.
-	swRef := env.Software(t, ns, bpav1.SoftwareSpec{
+// softwareInstalled: install-software with each machine's own apt-get and dpkg, through sudo;
+// a second run changes nothing.
+func (s *stepsStory) softwareInstalled(t *testing.T) {
+	ctx := context.Background()
+	s.swRef = s.env.Software(t, s.ns, bpav1.SoftwareSpec{
 		MasterSoftware: []bpav1.SoftwarePackage{{Name: "jq", Version: "1.6-2"}, {Name: "htop"}},
 		WorkerSoftware: []bpav1.SoftwarePackage{{Name: "tmux"}},
 		SSH:            &bpav1.SSHAccess{User: testvm.AdminUser},
 	})
-	nodes, err := resolveclusterhostspod.Run(ctx, env.Client, swRef, nil)
+	nodes, err := resolveclusterhostspod.Run(ctx, s.env.Client, s.swRef, nil)
 	if err != nil || len(nodes) != 2 {
 		t.Fatalf("the cluster's nodes: %v %v", nodes, err)
 	}
 	for _, n := range nodes {
 		start := time.Now()
-		report, err := installsoftwarepod.Run(ctx, env.Client, swRef, n.Label, n.Role, n.IP, installsoftwarepod.InstallOptions{SSH: sshOpts})
+		report, err := installsoftwarepod.Run(ctx, s.env.Client, s.swRef, n.Label, n.Role, n.IP, installsoftwarepod.InstallOptions{SSH: s.sshOpts})
 		if err != nil {
 			t.Fatalf("install-software on %s: %v (report %+v)", n.Label, err, report)
 		}
 		t.Logf("install-software on %s (%s): %s changed %v in %.0f s", n.Label, n.IP, report.PackageManager, report.Changed, time.Since(start).Seconds())
-		again, err := installsoftwarepod.Run(ctx, env.Client, swRef, n.Label, n.Role, n.IP, installsoftwarepod.InstallOptions{SSH: sshOpts})
+		again, err := installsoftwarepod.Run(ctx, s.env.Client, s.swRef, n.Label, n.Role, n.IP, installsoftwarepod.InstallOptions{SSH: s.sshOpts})
 		if err != nil || len(again.Changed) != 0 {
 			t.Errorf("a second run on %s changed %v (%v); want nothing", n.Label, again.Changed, err)
 		}
 	}
-	if got := testvm.Run(t, clients[master.Name], "dpkg-query -W -f '${Package}=${Version} ' jq htop"); got != "htop=3.2.2-2 jq=1.6-2 " {
+	if got := testvm.Run(t, s.clients[s.master.Name], "dpkg-query -W -f '${Package}=${Version} ' jq htop"); got != "htop=3.2.2-2 jq=1.6-2 " {
 		t.Errorf("the master's dpkg says %q", got)
 	}
-	if got := testvm.Run(t, clients[worker.Name], "dpkg-query -W -f '${Package}=${Version}' tmux"); got != "tmux=3.3a-3" {
+	if got := testvm.Run(t, s.clients[s.worker.Name], "dpkg-query -W -f '${Package}=${Version}' tmux"); got != "tmux=3.3a-3" {
 		t.Errorf("the worker's dpkg says %q", got)
 	}
+}
 
-	// The master rebooted in the middle of install-software: the step fails, waiting (exit 75),
-	// and Argo's retries (here: the same loop, bounded) converge once the machine is back.
+// masterRebootedDuringInstall: the master rebooted in the middle of install-software (of the
+// Software's next generation, which adds a package): the step fails, waiting (exit 75), and
+// Argo's retries (here: the same loop, bounded) converge once the machine is back.
+func (s *stepsStory) masterRebootedDuringInstall(t *testing.T) {
+	ctx := context.Background()
 	sw := &bpav1.Software{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: swRef.Name}, sw); err != nil {
+	if err := s.env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: s.swRef.Name}, sw); err != nil {
 		t.Fatal(err)
 	}
 	sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "tmux"})
-	if err := env.Client.Update(ctx, sw); err != nil {
+	if err := s.env.Client.Update(ctx, sw); err != nil {
 		t.Fatal(err)
 	}
-	swRef.Generation = sw.Generation
+	s.swRef.Generation = sw.Generation // the stages after this one run for the new generation
 	rebooted := make(chan string, 1)
-	go func() { rebooted <- rebootWhileApt(clients[master.Name]) }()
-	var attempts []string
-	var report installsoftware.Report
-	retryCtx, cancel := context.WithTimeout(ctx, bootWait)
+	go func() { rebooted <- rebootWhileApt(s.clients[s.master.Name]) }()
+	attempts, report := s.installUntilConverged(t, rebooted)
+	t.Logf("the master rebooted during install-software (%s); %d attempts failed, waiting, first %q; then it converged: changed %v", <-rebooted, len(attempts), first(attempts), report.Changed)
+	if len(attempts) == 0 {
+		t.Errorf("install-software never saw the reboot")
+	}
+	redialCtx, cancel := context.WithTimeout(ctx, bootWait)
 	defer cancel()
+	var err error
+	s.clients[s.master.Name], _, err = s.master.Dial(redialCtx, testvm.AdminUser, s.signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testvm.Run(t, s.clients[s.master.Name], "dpkg-query -W -f '${Package}=${Version} ' jq htop tmux"); got != "htop=3.2.2-2 jq=1.6-2 tmux=3.3a-3 " {
+		t.Errorf("after the reboot, the master's dpkg says %q", got)
+	}
+}
+
+// installUntilConverged runs install-software on the master as Argo retries it, within
+// bootWait, and returns the failed attempts' errors and the converged run's report.
+func (s *stepsStory) installUntilConverged(t *testing.T, rebooted <-chan string) ([]string, installsoftware.Report) {
+	t.Helper()
+	retryCtx, cancel := context.WithTimeout(context.Background(), bootWait)
+	defer cancel()
+	var attempts []string
 	for {
-		report, err = installsoftwarepod.Run(ctx, env.Client, swRef, "master", bpav1.RoleMaster, master.IP, installsoftwarepod.InstallOptions{SSH: sshOpts})
+		report, err := installsoftwarepod.Run(context.Background(), s.env.Client, s.swRef, "master", bpav1.RoleMaster, s.master.IP, installsoftwarepod.InstallOptions{SSH: s.sshOpts})
 		if err == nil {
-			break
+			return attempts, report
 		}
 		attempts = append(attempts, err.Error())
 		if !steps.IsRetryable(err) {
@@ -185,23 +240,12 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 	}
-	t.Logf("the master rebooted during install-software (%s); %d attempts failed, waiting, first %q; then it converged: changed %v", <-rebooted, len(attempts), first(attempts), report.Changed)
-	if len(attempts) == 0 {
-		t.Errorf("install-software never saw the reboot")
-	}
-	redialCtx, cancel := context.WithTimeout(ctx, bootWait)
-	defer cancel()
-	clients[master.Name], _, err = master.Dial(redialCtx, testvm.AdminUser, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := testvm.Run(t, clients[master.Name], "dpkg-query -W -f '${Package}=${Version} ' jq htop tmux"); got != "htop=3.2.2-2 jq=1.6-2 tmux=3.3a-3 " {
-		t.Errorf("after the reboot, the master's dpkg says %q", got)
-	}
+}
 
-	// dnsmasq restarted while resolve-leases reads its lease file, again and again: each read
-	// gives every machine its own address, or waits (retryable); never another address, never
-	// a final failure.
+// leasesWhileDHCPRestarts: dnsmasq restarted while resolve-leases reads its lease file, again
+// and again: each read gives every machine its own address, or waits (retryable); never
+// another address, never a final failure.
+func (s *stepsStory) leasesWhileDHCPRestarts(t *testing.T) {
 	stopRestarts := make(chan struct{})
 	restarted := make(chan int)
 	go func() {
@@ -213,7 +257,7 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 				return
 			default:
 			}
-			if err := site.RestartDHCP(); err != nil {
+			if err := s.site.RestartDHCP(); err != nil {
 				restarted <- -1
 				return
 			}
@@ -223,15 +267,19 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	}()
 	var reads, waits int
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); reads++ {
-		got, err := resolveleasespod.Run(ctx, env.Client, ref, placed, site.LeaseFile, leases.FormatDnsmasq)
+		got, err := resolveleasespod.Run(context.Background(), s.env.Client, s.ref, s.placed, s.site.LeaseFile, leases.FormatDnsmasq)
 		switch {
 		case err != nil && steps.IsRetryable(err):
 			waits++
 		case err != nil:
+			close(stopRestarts)
+			<-restarted
 			t.Fatalf("resolve-leases while dnsmasq restarts: a final failure: %v", err)
 		default:
 			for _, n := range got {
-				if want := map[string]string{"master": master.IP, "worker": worker.IP}[n.Label]; n.IP != want {
+				if want := map[string]string{"master": s.master.IP, "worker": s.worker.IP}[n.Label]; n.IP != want {
+					close(stopRestarts)
+					<-restarted
 					t.Fatalf("resolve-leases while dnsmasq restarts gave %s %q, want %s", n.Label, n.IP, want)
 				}
 			}
@@ -243,74 +291,80 @@ func TestStepsOnVirtualMachines(t *testing.T) {
 	} else {
 		t.Logf("resolve-leases read the lease file %d times while dnsmasq restarted %d times: %d reads waited, the others addressed every machine right", reads, n, waits)
 	}
+}
 
-	// A server that never answers: the step waits (retryable) and says which node and where.
-	worker.PowerOff()
-	_, err = installsoftwarepod.Run(ctx, env.Client, swRef, "worker", bpav1.RoleWorker, worker.IP, installsoftwarepod.InstallOptions{SSH: stepcmd.SSHOptions{KeyFile: keyFile, Port: 22, Timeout: 5 * time.Second}})
-	// A server that never answers: the run says which (the node, its address) and when it was
-	// tried, which a retried step's last failure must say to be read an hour later.
+// poweredOffWorkerNamed: a server that never answers. install-software waits (retryable) and
+// says which node, its address and when it was tried, which a retried step's last failure
+// must say to be read an hour later.
+func (s *stepsStory) poweredOffWorkerNamed(t *testing.T) {
+	s.worker.PowerOff()
+	_, err := installsoftwarepod.Run(context.Background(), s.env.Client, s.swRef, "worker", bpav1.RoleWorker, s.worker.IP, installsoftwarepod.InstallOptions{SSH: stepcmd.SSHOptions{KeyFile: s.keyFile, Port: 22, Timeout: 5 * time.Second}})
 	if err == nil || !steps.IsRetryable(err) || !sshexec.NotAnswering(err) || !strings.Contains(err.Error(), `node "worker"`) ||
-		!strings.Contains(err.Error(), worker.IP+":22 did not answer within 5s (tried at ") {
+		!strings.Contains(err.Error(), s.worker.IP+":22 did not answer within 5s (tried at ") {
 		t.Errorf("install-software on a machine powered off: %v; want a retryable failure naming the node, its address and when it was tried", err)
 	}
+}
 
-	// The real remove-node.yml for the powered-off worker, as a remove run runs it: with the
-	// variables check-leaving-nodes chooses for a node that does not answer (no reset, removal
-	// allowed ungracefully), it never contacts the node. Its pre-remove and post-remove roles
-	// (the drain and the deletion, through the first master's kubectl) are skipped: there is no
-	// Kubernetes on these machines.
-	t.Run("the real remove-node.yml of a powered-off worker", func(t *testing.T) {
-		if len(strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES"))) == 0 {
-			t.Skip("BPA_KUBESPRAY_IMAGES is unset: no kubespray image is built (make vms builds them from ../shared/third_party)")
-		}
-		removalVars := filepath.Join(testinterrupt.TempDir(t), runkubespray.RemovalVarsFile)
-		if err := checkleavingnodespod.Run(ctx, env.Client, ref, addressed, []string{"worker"}, 22, 5*time.Second, removalVars, io.Discard); err != nil {
-			t.Fatal(err)
-		}
-		chosen, err := os.ReadFile(removalVars)
-		if err != nil {
-			t.Fatal(err)
-		}
-		remove := runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker"}}
-		out := runRealKubespray(t, env, ns, p, inventory, extraVars, keyFile, testkubespray.Playbook{
-			Plan: &remove, Options: []string{"--skip-tags=pre-remove,post-remove"},
-			Files: map[string][]byte{filepath.Join(steps.InputsDir, runkubespray.RemovalVarsFile): chosen},
-		})
-		if !strings.Contains(string(chosen), `"reset_nodes":false`) ||
-			!regexp.MustCompile(`(?m)^worker\s+: ok=\d+ .*unreachable=0\s+failed=0`).MatchString(out) {
-			t.Errorf("the real remove-node.yml with %s for the powered-off worker:\n%s", chosen, testkubespray.LastLines(out, 30))
-		}
+// realRemoveOfPoweredOffWorker runs the real remove-node.yml for the powered-off worker, as a
+// remove run runs it: with the variables check-leaving-nodes chooses for a node that does not
+// answer (no reset, removal allowed ungracefully), it never contacts the node. Its pre-remove
+// and post-remove roles (the drain and the deletion, through the first master's kubectl) are
+// skipped: there is no Kubernetes on these machines.
+func (s *stepsStory) realRemoveOfPoweredOffWorker(t *testing.T) {
+	if len(strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES"))) == 0 {
+		t.Skip("BPA_KUBESPRAY_IMAGES is unset: no kubespray image is built (make vms builds them from ../shared/third_party)")
+	}
+	removalVars := filepath.Join(testinterrupt.TempDir(t), runkubespray.RemovalVarsFile)
+	if err := checkleavingnodespod.Run(context.Background(), s.env.Client, s.ref, s.addressed, []string{"worker"}, 22, 5*time.Second, removalVars, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	chosen, err := os.ReadFile(removalVars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove := runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker"}}
+	out := runRealKubespray(t, s.env, s.ns, s.p, s.inventory, s.extraVars, s.keyFile, testkubespray.Playbook{
+		Plan: &remove, Options: []string{"--skip-tags=pre-remove,post-remove"},
+		Files: map[string][]byte{filepath.Join(steps.InputsDir, runkubespray.RemovalVarsFile): chosen},
 	})
+	if !strings.Contains(string(chosen), `"reset_nodes":false`) ||
+		!regexp.MustCompile(`(?m)^worker\s+: ok=\d+ .*unreachable=0\s+failed=0`).MatchString(out) {
+		t.Errorf("the real remove-node.yml with %s for the powered-off worker:\n%s", chosen, testkubespray.LastLines(out, 30))
+	}
+}
 
-	// The worker rebuilt from its image: a new host key. Refused while its BareMetalHost says
-	// nothing changed; pinned afresh, with an Event, once metal3 records a new provisioning.
-	_ = clients[worker.Name].Close()
-	site.Rebuild(t, worker, testvm.ImageIn(s.imageDir), signer.PublicKey())
+// rebuiltWorkerRepinned: the worker rebuilt from its image has a new host key. pin-host-keys
+// refuses it while its BareMetalHost says nothing changed, and pins it afresh, with an Event,
+// once metal3 records a new provisioning.
+func (s *stepsStory) rebuiltWorkerRepinned(t *testing.T) {
+	ctx := context.Background()
+	_ = s.clients[s.worker.Name].Close()
+	s.site.Rebuild(t, s.worker, testvm.ImageIn(s.imageDir), s.signer.PublicKey())
 	bootCtx, cancel := context.WithTimeout(ctx, bootWait)
 	defer cancel()
-	c, newKey, err := worker.Dial(bootCtx, testvm.AdminUser, signer)
+	c, newKey, err := s.worker.Dial(bootCtx, testvm.AdminUser, s.signer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = c.Close()
-	err = pinhostkeyspod.Run(ctx, env.Client, ref, addressed, nil, 22, 20*time.Second)
+	err = pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, nil, 22, 20*time.Second)
 	var changed *sshexec.HostKeyChangedError
 	if !errors.As(err, &changed) || steps.IsRetryable(err) || !strings.Contains(err.Error(), ssh.FingerprintSHA256(newKey)) {
 		t.Fatalf("pinning the rebuilt worker's new key: %v; want a final HostKeyChanged naming it", err)
 	}
-	bmh := worker.BareMetalHost(ns)
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(&bmh), &bmh); err != nil {
+	bmh := s.worker.BareMetalHost(s.ns)
+	if err := s.env.Client.Get(ctx, client.ObjectKeyFromObject(&bmh), &bmh); err != nil {
 		t.Fatal(err)
 	}
-	bmh.Status.OperationHistory.Provision.Start = metav1.NewTime(worker.Booted.UTC().Truncate(time.Second))
-	if err := env.Client.Status().Update(ctx, &bmh); err != nil {
+	bmh.Status.OperationHistory.Provision.Start = metav1.NewTime(s.worker.Booted.UTC().Truncate(time.Second))
+	if err := s.env.Client.Status().Update(ctx, &bmh); err != nil {
 		t.Fatal(err)
 	}
-	if err := pinhostkeyspod.Run(ctx, env.Client, ref, addressed, nil, 22, 20*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, nil, 22, 20*time.Second); err != nil {
 		t.Fatalf("pinning the worker metal3 provisioned again: %v", err)
 	}
 	events := &corev1.EventList{}
-	if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+	if err := s.env.Client.List(ctx, events, client.InNamespace(s.ns)); err != nil {
 		t.Fatal(err)
 	}
 	repinned := false
