@@ -163,14 +163,19 @@ func TestCompileOffline(t *testing.T) {
 	if err := argovalidate.Workflow(wf); err != nil {
 		t.Fatalf("Argo's validator refuses the Workflow: %v", err)
 	}
-	raw := string(marshal(t, wf))
-	for _, want := range []string{
-		"--offline-mirror=http://10.10.0.2:30880", "--offline-kubespray-files=kubespray:v2.30.0",
-		"value: http://10.10.0.2:30880/files/kud-plugins/2025.06/onap4k8s.yaml",
-	} {
-		if !strings.Contains(raw, want) {
-			t.Errorf("the offline Workflow lacks %q", want)
+	render := wf.GetTemplateByName("render-inventory").Container.Args
+	wantOffline := []string{"--offline-mirror=http://10.10.0.2:30880", "--offline-kubespray-files=kubespray:v2.30.0"}
+	if d := cmp.Diff(wantOffline, render[len(render)-len(wantOffline):]); d != "" {
+		t.Errorf("render-inventory's last arguments (-want +got):\n%s", d)
+	}
+	var pluginManifest string
+	for _, task := range wf.GetTemplateByName(compile.ProvisionEntrypoint).DAG.Tasks {
+		if param := task.Arguments.GetParameterByName("manifest"); task.Name == "kud-plugin-onap4k8s" && param != nil {
+			pluginManifest = param.Value.String()
 		}
+	}
+	if want := "http://10.10.0.2:30880/files/kud-plugins/2025.06/onap4k8s.yaml"; pluginManifest != want {
+		t.Errorf("the plugin's manifest is %q, want the mirror's %q", pluginManifest, want)
 	}
 
 	// Nothing touches a host before the mirror is checked; the check gets kubespray's own
@@ -236,12 +241,23 @@ func TestCompileSoftwareWithBinaries(t *testing.T) {
 	if err := argovalidate.Workflow(wf); err != nil {
 		t.Fatalf("Argo's validator refuses the Workflow: %v", err)
 	}
-	raw := string(marshal(t, wf))
-	for _, want := range []string{"--registry=10.10.0.2:30500/site", "--ca-file=/etc/bpa/site-registry/ca.crt", "name: bpa-site-registry", "key: password",
-		"--binary-digest=master:tool=" + toolDigest, "--binary-digest=worker:tool=" + toolDigest} {
-		if !strings.Contains(raw, want) {
-			t.Errorf("the Workflow lacks %q", want)
-		}
+	// The registry's arguments follow the step's own, and its account comes from the Secret.
+	install := wf.GetTemplateByName("install-software").Container
+	wantArgs := []string{"--registry=10.10.0.2:30500/site", "--ca-file=/etc/bpa/site-registry/ca.crt",
+		"--binary-digest=master:tool=" + toolDigest, "--binary-digest=worker:tool=" + toolDigest}
+	if d := cmp.Diff(wantArgs, install.Args[len(install.Args)-len(wantArgs):]); d != "" {
+		t.Errorf("install-software's last arguments (-want +got):\n%s", d)
+	}
+	fromSecret := func(key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "bpa-site-registry"}, Key: key}}
+	}
+	wantEnv := []corev1.EnvVar{
+		{Name: "BPA_REGISTRY_PASSWORD", ValueFrom: fromSecret("password")},
+		{Name: "BPA_REGISTRY_USERNAME", ValueFrom: fromSecret("username")},
+		{Name: "HOME", Value: "/tmp"},
+	}
+	if d := cmp.Diff(wantEnv, install.Env); d != "" {
+		t.Errorf("install-software's environment (-want +got):\n%s", d)
 	}
 
 	opts.SiteRegistry = ""
