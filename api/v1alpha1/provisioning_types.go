@@ -280,6 +280,10 @@ type KubeletVersion struct {
 	// notReady are those of them that are not Ready.
 	// +optional
 	NotReady []string `json:"notReady,omitempty"`
+	// cordoned are those of them marked unschedulable (spec.unschedulable): a run that drained
+	// a node and did not uncordon it leaves it so (kubespray's upgrade with serial 1 has).
+	// +optional
+	Cordoned []string `json:"cordoned,omitempty"`
 }
 
 // CertificatesStatus is when the control plane's certificates expire.

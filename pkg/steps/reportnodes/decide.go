@@ -24,7 +24,7 @@ type Report struct {
 }
 
 // ReportOf groups nodes by kubelet version; within a version the nodes are sorted, those not
-// Ready listed apart.
+// Ready and those cordoned listed apart.
 func ReportOf(nodes []corev1.Node) Report {
 	byVersion := map[string]*bpav1.KubeletVersion{}
 	for _, n := range nodes {
@@ -37,12 +37,16 @@ func ReportOf(nodes []corev1.Node) Report {
 		if !ready(n) {
 			k.NotReady = append(k.NotReady, n.Name)
 		}
+		if n.Spec.Unschedulable {
+			k.Cordoned = append(k.Cordoned, n.Name)
+		}
 	}
 	var r Report
 	for _, v := range slices.SortedFunc(maps.Keys(byVersion), compareVersions) {
 		k := byVersion[v]
 		slices.Sort(k.Nodes)
 		slices.Sort(k.NotReady)
+		slices.Sort(k.Cordoned)
 		r.Kubelets = append(r.Kubelets, *k)
 	}
 	return r
@@ -71,13 +75,20 @@ func compareVersions(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// Summary is one line for kubectl get: "v1.33.7 ×1, v1.34.3 ×2 (1 NotReady)".
+// Summary is one line for kubectl get: "v1.33.7 ×1, v1.34.3 ×2 (1 NotReady, 1 cordoned)".
 func (r Report) Summary() string {
 	var parts []string
 	for _, k := range r.Kubelets {
 		part := fmt.Sprintf("%s ×%d", k.Version, len(k.Nodes))
+		var apart []string
 		if len(k.NotReady) > 0 {
-			part += fmt.Sprintf(" (%d NotReady)", len(k.NotReady))
+			apart = append(apart, fmt.Sprintf("%d NotReady", len(k.NotReady)))
+		}
+		if len(k.Cordoned) > 0 {
+			apart = append(apart, fmt.Sprintf("%d cordoned", len(k.Cordoned)))
+		}
+		if len(apart) > 0 {
+			part += " (" + strings.Join(apart, ", ") + ")"
 		}
 		parts = append(parts, part)
 	}
@@ -103,7 +114,7 @@ func Parse(raw string) (Report, error) {
 		if k.Version == "" || len(k.Version) > 64 || strings.ContainsFunc(k.Version, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
 			return Report{}, fmt.Errorf("a nodes report: kubelet version %q", k.Version)
 		}
-		for _, n := range append(slices.Clone(k.Nodes), k.NotReady...) {
+		for _, n := range slices.Concat(k.Nodes, k.NotReady, k.Cordoned) {
 			if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
 				return Report{}, fmt.Errorf("a nodes report: node %q: %s", n, strings.Join(msgs, "; "))
 			}

@@ -17,6 +17,8 @@ func TestParse(t *testing.T) {
 		{`{"kubelets":[{"version":"v1 2","nodes":["a"]}]}`, `kubelet version "v1 2"`},
 		{`{"kubelets":[{"version":"v1.34.3","nodes":["a;b"]}]}`, `node "a;b"`},
 		{`{"kubelets":[{"version":"v1.34.3","nodes":["a"],"notReady":["B"]}]}`, `node "B"`},
+		{`{"kubelets":[{"version":"v1.34.3","nodes":["a"],"cordoned":["a"]}]}`, ""},
+		{`{"kubelets":[{"version":"v1.34.3","nodes":["a"],"cordoned":["a b"]}]}`, `node "a b"`},
 		{strings.Repeat(" ", MaxReportBytes+1), "at most"},
 	} {
 		_, err := Parse(tc.raw)

@@ -34,8 +34,10 @@ func TestRunReadsTheNodes(t *testing.T) {
 	for _, n := range []struct {
 		name, version string
 		ready         corev1.ConditionStatus
-	}{{"master", "v1.34.3", corev1.ConditionTrue}, {"worker-1", "v1.34.3", corev1.ConditionFalse}, {"worker-2", "v1.33.7", corev1.ConditionTrue}} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}}
+		cordoned      bool
+	}{{"master", "v1.34.3", corev1.ConditionTrue, true}, {"worker-1", "v1.34.3", corev1.ConditionFalse, false}, {"worker-2", "v1.33.7", corev1.ConditionTrue, false}} {
+		// The first master as kubespray's upgrade with serial 1 can leave it: cordoned.
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name}, Spec: corev1.NodeSpec{Unschedulable: n.cordoned}}
 		if err := env.Client.Create(ctx, node); err != nil {
 			t.Fatal(err)
 		}
@@ -53,12 +55,12 @@ func TestRunReadsTheNodes(t *testing.T) {
 	got := pod.Run(ctx, kubeconfig, 10*time.Second)
 	want := reportnodes.Report{Kubelets: []bpav1.KubeletVersion{
 		{Version: "v1.33.7", Nodes: []string{"worker-2"}},
-		{Version: "v1.34.3", Nodes: []string{"master", "worker-1"}, NotReady: []string{"worker-1"}},
+		{Version: "v1.34.3", Nodes: []string{"master", "worker-1"}, NotReady: []string{"worker-1"}, Cordoned: []string{"master"}},
 	}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if s := got.Summary(); s != "v1.33.7 ×1, v1.34.3 ×2 (1 NotReady)" {
+	if s := got.Summary(); s != "v1.33.7 ×1, v1.34.3 ×2 (1 NotReady, 1 cordoned)" {
 		t.Errorf("Summary() = %q", s)
 	}
 
