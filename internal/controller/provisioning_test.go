@@ -428,6 +428,19 @@ func TestOneProvisioningPerCluster(t *testing.T) {
 
 // expectRefused waits for a Provisioning Stalled by the compiler with a message naming field,
 // and checks that no Workflow was created for it.
+// expectUnsupported waits for p to be Stalled at generation for an unsupported change, its
+// message holding message.
+func expectUnsupported(t *testing.T, p *bpav1.Provisioning, generation int64, message string) {
+	t.Helper()
+	eventually(t, "Stalled for an unsupported change, saying "+message, func() error {
+		cur := getProvisioning(t, p)
+		if !strings.Contains(cur.Status.Message, message) {
+			return fmt.Errorf("message %q, want it to say %q", cur.Status.Message, message)
+		}
+		return expectConditions(cur.Status.Conditions, generation, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
+	})
+}
+
 func expectRefused(t *testing.T, p *bpav1.Provisioning, field string) {
 	t.Helper()
 	eventually(t, "Stalled with the compiler's message naming "+field, func() error {
@@ -639,13 +652,7 @@ func day2Refusals(t *testing.T, site *abcSite) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) {
 			cur.Spec.Workers = []bpav1.HostEntry{cur.Spec.Workers[0], {"worker-4": {MACAddress: "00:e1:ba:ce:df:bd"}}}
 		})
-		eventually(t, "Stalled for an unsupported change", func() error {
-			cur := getProvisioning(t, p)
-			if !strings.Contains(cur.Status.Message, "worker-4 added and worker-2 removed") {
-				return fmt.Errorf("message %q", cur.Status.Message)
-			}
-			return expectConditions(cur.Status.Conditions, 4, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
-		})
+		expectUnsupported(t, p, 4, "worker-4 added and worker-2 removed")
 		if wfs := workflowsOf(t, bpav1.WorkflowKindProvisioning, p); len(wfs) != 3 {
 			t.Errorf("%d Workflows, want 3: none for the refused generation", len(wfs))
 		}
@@ -656,13 +663,7 @@ func day2Refusals(t *testing.T, site *abcSite) {
 			cur.Spec.Workers = []bpav1.HostEntry{cur.Spec.Workers[0], {"worker-2": {MACAddress: "00:c2:12:03:62:b2"}}}
 			cur.Spec.Masters = []bpav1.HostEntry{{"master-2": {MACAddress: "00:e1:ba:ce:df:bd"}}}
 		})
-		eventually(t, "Stalled for a masters change", func() error {
-			cur := getProvisioning(t, p)
-			if !strings.Contains(cur.Status.Message, "masters master-2 added and master removed in one generation: add the new masters in one generation and remove the others in the next") {
-				return fmt.Errorf("message %q", cur.Status.Message)
-			}
-			return expectConditions(cur.Status.Conditions, 5, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
-		})
+		expectUnsupported(t, p, 5, "masters master-2 added and master removed in one generation: add the new masters in one generation and remove the others in the next")
 		consistently(t, "no Workflow for the masters change, node-1 kept", time.Second, func() error {
 			if wfs := workflowsOf(t, bpav1.WorkflowKindProvisioning, p); len(wfs) != 3 {
 				return fmt.Errorf("%d Workflows, want 3: none for the refused generation", len(wfs))
@@ -729,13 +730,7 @@ func day2Masters(t *testing.T, site *abcSite) {
 
 	t.Run("the first master removed: Stalled, saying kubespray cannot", func(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Spec.Masters = cur.Spec.Masters[1:] })
-		eventually(t, "Stalled for the first master", func() error {
-			cur := getProvisioning(t, p)
-			if !strings.Contains(cur.Status.Message, "master master is the cluster's first master") {
-				return fmt.Errorf("message %q", cur.Status.Message)
-			}
-			return expectConditions(cur.Status.Conditions, 8, "False/UnsupportedChange", "absent", "True/UnsupportedChange")
-		})
+		expectUnsupported(t, p, 8, "master master is the cluster's first master")
 	})
 
 	t.Run("a master that is not the first removed: remove-node.yml, its claim released", func(t *testing.T) {
