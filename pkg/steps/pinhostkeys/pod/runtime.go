@@ -46,69 +46,87 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.
 	if sec == nil {
 		sec = &corev1.Secret{}
 	}
-	pins := map[string]knownhosts.Pin{}
-	nodeOf := map[string]string{}
-	var repinned, silent []string
-	// Every node is tried, and every failure named: the final ones (no address, a changed key)
-	// make the step fail at once, the others (a node not answering yet) make it wait.
-	var final, waiting []error
+	r := &pinning{c: c, store: store, sec: sec, mayNotAnswer: mayNotAnswer, port: port, timeout: timeout,
+		pins: map[string]knownhosts.Pin{}, nodeOf: map[string]string{}}
 	for _, h := range hosts {
-		if net.ParseIP(h.IP) == nil {
-			final = append(final, fmt.Errorf("node %q has no IP address (%q)", h.Label, h.IP))
-			continue
-		}
-		addr := net.JoinHostPort(h.IP, strconv.Itoa(port))
-		nodeOf[addr] = h.Label
-		pinned, ok, err := store.Parse(sec, addr)
-		if err != nil {
-			final = append(final, err)
-			continue
-		}
-		key, err := sshexec.ScanHostKey(ctx, addr, pinned, timeout)
-		switch {
-		case err != nil && ok && slices.Contains(mayNotAnswer, h.Label):
-			continue
-		case err != nil:
-			msg := notAnswering(h, addr, time.Now(), err)
-			waiting = append(waiting, errors.New(msg))
-			if ok {
-				silent = append(silent, msg)
-			}
-			continue
-		}
-		now := hostNow(ctx, c, h.BareMetalHost)
-		if ok && !sshexec.SameKey(pinned, key) {
-			was := string(sec.Data[knownhosts.HostKey(addr)])
-			if now == "" || was == "" || was == now {
-				final = append(final, fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pin: store.Where(addr)}))
-				continue
-			}
-			pins[addr] = knownhosts.Pin{Key: key, Host: now, Replace: true}
-			repinned = append(repinned, fmt.Sprintf("node %q (%s): pinned its new host key %s, since %s", h.Label, addr, ssh.FingerprintSHA256(key), hostChange(was, now)))
-			continue
-		}
-		pins[addr] = knownhosts.Pin{Key: key, Host: now}
+		r.try(ctx, h)
 	}
-	for _, msg := range silent {
+	for _, msg := range r.silent {
 		// The Event is what an operator sees beside the status; a failure to write it changes
 		// nothing of the wait.
 		_ = stepcmd.RecordEvent(ctx, c, p, "bpa-"+pinhostkeys.Name, corev1.EventTypeWarning, bpav1.EventNodeNotAnswering, msg)
 	}
-	if err := steps.Classified(final, waiting); err != nil {
+	if err := steps.Classified(r.final, r.waiting); err != nil {
 		return err
 	}
-	if err := store.PinAll(ctx, pins); err != nil {
+	if err := store.PinAll(ctx, r.pins); err != nil {
 		var changed *sshexec.HostKeyChangedError
 		if errors.As(err, &changed) { // pinned by another step meanwhile
-			return fmt.Errorf("node %q: %w", nodeOf[changed.Addr], err)
+			return fmt.Errorf("node %q: %w", r.nodeOf[changed.Addr], err)
 		}
 		return steps.Retryable(fmt.Errorf("pinning the nodes' host keys: %w", err))
 	}
-	for _, msg := range repinned {
+	for _, msg := range r.repinned {
 		// The Event is what an operator sees; a failure to write it loses no pin.
 		_ = stepcmd.RecordEvent(ctx, c, p, "bpa-"+pinhostkeys.Name, corev1.EventTypeNormal, bpav1.EventHostKeyRepinned, msg)
 	}
 	return nil
+}
+
+// pinning is one run of the step over the nodes: what it will pin and what it found wrong.
+// Every node is tried, and every failure named: the final ones (no address, a changed key)
+// make the step fail at once, the others (a node not answering yet) make it wait.
+type pinning struct {
+	c            client.Reader
+	store        *knownhosts.Store
+	sec          *corev1.Secret
+	mayNotAnswer []string
+	port         int
+	timeout      time.Duration
+
+	pins             map[string]knownhosts.Pin
+	nodeOf           map[string]string // address → node, for a pin another step wrote meanwhile
+	repinned, silent []string          // the Events' messages
+	final, waiting   []error
+}
+
+// try reads h's host key and decides what becomes of it.
+func (r *pinning) try(ctx context.Context, h bpav1.Node) {
+	if net.ParseIP(h.IP) == nil {
+		r.final = append(r.final, fmt.Errorf("node %q has no IP address (%q)", h.Label, h.IP))
+		return
+	}
+	addr := net.JoinHostPort(h.IP, strconv.Itoa(r.port))
+	r.nodeOf[addr] = h.Label
+	pinned, ok, err := r.store.Parse(r.sec, addr)
+	if err != nil {
+		r.final = append(r.final, err)
+		return
+	}
+	key, err := sshexec.ScanHostKey(ctx, addr, pinned, r.timeout)
+	switch {
+	case err != nil && ok && slices.Contains(r.mayNotAnswer, h.Label):
+		return
+	case err != nil:
+		msg := notAnswering(h, addr, time.Now(), err)
+		r.waiting = append(r.waiting, errors.New(msg))
+		if ok {
+			r.silent = append(r.silent, msg)
+		}
+		return
+	}
+	now := hostNow(ctx, r.c, h.BareMetalHost)
+	if !ok || sshexec.SameKey(pinned, key) {
+		r.pins[addr] = knownhosts.Pin{Key: key, Host: now}
+		return
+	}
+	was := string(r.sec.Data[knownhosts.HostKey(addr)])
+	if now == "" || was == "" || was == now {
+		r.final = append(r.final, fmt.Errorf("node %q: %w", h.Label, &sshexec.HostKeyChangedError{Addr: addr, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pin: r.store.Where(addr)}))
+		return
+	}
+	r.pins[addr] = knownhosts.Pin{Key: key, Host: now, Replace: true}
+	r.repinned = append(r.repinned, fmt.Sprintf("node %q (%s): pinned its new host key %s, since %s", h.Label, addr, ssh.FingerprintSHA256(key), hostChange(was, now)))
 }
 
 // notAnswering says which node is silent, since when, and what to do.
