@@ -5,6 +5,7 @@ import (
 
 	checketcdmemberspod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checketcdmembers/pod"
 	checkleavingnodespod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes/pod"
+	checknodespod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checknodes/pod"
 	checksitemirrorpod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror/pod"
 	discoverhostspod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts/pod"
 	fetchkubeconfigpod "github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig/pod"
@@ -24,6 +25,6 @@ func newStepCommand() *cobra.Command {
 		Short: "Run one step of a compiled Workflow (what a workflow pod runs)",
 	}
 	cmd.AddCommand(discoverhostspod.Command(), resolveleasespod.Command(), renderinventorypod.Command(), pinhostkeyspod.Command(), checkleavingnodespod.Command(), checksitemirrorpod.Command(),
-		fetchkubeconfigpod.Command(), checketcdmemberspod.Command(), readcertificatespod.Command(), reportnodespod.Command(), resolveclusterhostspod.Command(), installsoftwarepod.Command())
+		fetchkubeconfigpod.Command(), checketcdmemberspod.Command(), checknodespod.Command(), readcertificatespod.Command(), reportnodespod.Command(), resolveclusterhostspod.Command(), installsoftwarepod.Command())
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checknodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
@@ -89,7 +90,7 @@ func TestProvisioningUpgrade(t *testing.T) {
 		for _, task := range wf.GetTemplateByName(wf.Spec.Entrypoint).DAG.Tasks {
 			tasks = append(tasks, task.Name)
 		}
-		for _, want := range []string{"upgrade-control-plane", "approve-wave-1", "upgrade-wave-1", "approve-wave-2", "upgrade-wave-2"} {
+		for _, want := range []string{"upgrade-control-plane", "check-upgrade-control-plane", "approve-wave-1", "upgrade-wave-1", "check-upgrade-wave-1", "approve-wave-2", "upgrade-wave-2", "check-upgrade-wave-2"} {
 			if !slices.Contains(tasks, want) {
 				t.Errorf("the upgrade's tasks %v lack %s", tasks, want)
 			}
@@ -100,6 +101,7 @@ func TestProvisioningUpgrade(t *testing.T) {
 			st.Nodes = wfv1.Nodes{}
 			for _, n := range []wfv1.NodeStatus{
 				{ID: "cp", DisplayName: runkubespray.ControlPlaneTask, Type: wfv1.NodeTypeRetry, Phase: wfv1.NodeSucceeded},
+				{ID: "cp-check", DisplayName: checknodes.Task(runkubespray.ControlPlaneTask), Type: wfv1.NodeTypeRetry, Phase: wfv1.NodeSucceeded},
 				{ID: "a1", DisplayName: runkubespray.ApprovalTask(1), Type: wfv1.NodeTypeSuspend, Phase: wfv1.NodeRunning, StartedAt: metav1.NewTime(now)},
 			} {
 				st.Nodes[n.ID] = n

@@ -4,6 +4,7 @@
 package observe
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checknodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
@@ -161,9 +163,10 @@ func upgradeOf(in *wfv1.Workflow, nodes wfv1.Nodes) *bpav1.UpgradeStatus {
 	if !ok {
 		return nil
 	}
-	limits := map[string]string{}
+	limits, tasks := map[string]string{}, map[string]bool{}
 	if entry := in.GetTemplateByName(in.Spec.Entrypoint); entry != nil && entry.DAG != nil {
 		for _, t := range entry.DAG.Tasks {
+			tasks[t.Name] = true
 			for _, p := range t.Arguments.Parameters {
 				if p.Name == runkubespray.LimitParam && p.Value != nil {
 					limits[t.Name] = p.Value.String()
@@ -185,7 +188,12 @@ func upgradeOf(in *wfv1.Workflow, nodes wfv1.Nodes) *bpav1.UpgradeStatus {
 	u := &bpav1.UpgradeStatus{KubernetesVersion: version, Waves: len(waves) - 1}
 	at := ""
 	for i, wave := range waves {
-		switch phase[wave] {
+		p := phase[wave]
+		if check := checknodes.Task(wave); p == wfv1.NodeSucceeded && tasks[check] {
+			// A wave is upgraded once its nodes are checked.
+			p = cmp.Or(phase[check], wfv1.NodePending)
+		}
+		switch p {
 		case wfv1.NodeSucceeded:
 			u.Upgraded = append(u.Upgraded, wave)
 			continue

@@ -15,6 +15,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/observe"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checknodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/readcertificates"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
@@ -227,8 +228,9 @@ func TestNewest(t *testing.T) {
 }
 
 // TestObserveUpgrade: an upgrade's waves as its Workflow runs them: the control plane's
-// running, then done with the first wave of workers waiting for approval, then that wave
-// failed (the failing step names its limit); a Workflow that is no upgrade has none.
+// running, then upgraded but its nodes not yet checked, then done with the first wave of
+// workers waiting for approval, then that wave failed (the failing step names its limit), or
+// its nodes' check failed; a Workflow that is no upgrade has none.
 func TestObserveUpgrade(t *testing.T) {
 	p := testutil.Provisioning(t, "provisioning-cluster-abc.yaml")
 	opts := compile.DefaultOptions(p.Spec.KUDPlugins)
@@ -243,6 +245,8 @@ func TestObserveUpgrade(t *testing.T) {
 	wave1 := pod("w1", runkubespray.Name, wfv1.NodeFailed, 3, nil)
 	wave1.DisplayName, wave1.Message = runkubespray.WaveTask(1)+"(0)", "exit code 2"
 	wave1.Inputs = &wfv1.Inputs{Parameters: []wfv1.Parameter{{Name: runkubespray.LimitParam, Value: wfv1.AnyStringPtr("worker-1")}}}
+	check1 := pod("c1", checknodes.Name, wfv1.NodeFailed, 1, nil)
+	check1.DisplayName, check1.Message = checknodes.Task(runkubespray.WaveTask(1))+"(0)", "after 5m0s: 1 of 1 nodes the run touched are not as it should leave them: worker-1: cordoned"
 	for _, tc := range []struct {
 		name  string
 		nodes []wfv1.NodeStatus
@@ -252,15 +256,29 @@ func TestObserveUpgrade(t *testing.T) {
 	}{
 		{"the control plane upgrades", []wfv1.NodeStatus{task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeRunning)}, wfv1.WorkflowRunning,
 			bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Running: runkubespray.ControlPlaneTask, Nodes: []string{runkubespray.ControlPlaneLimit}}, ""},
+		{"the control plane's nodes are checked", []wfv1.NodeStatus{
+			task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(checknodes.Task(runkubespray.ControlPlaneTask), wfv1.NodeTypeRetry, wfv1.NodeRunning),
+		}, wfv1.WorkflowRunning,
+			bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Running: runkubespray.ControlPlaneTask, Nodes: []string{runkubespray.ControlPlaneLimit}}, ""},
+		{"the control plane upgraded, its check not started", []wfv1.NodeStatus{task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded)}, wfv1.WorkflowRunning,
+			bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Running: runkubespray.ControlPlaneTask, Nodes: []string{runkubespray.ControlPlaneLimit}}, ""},
 		{"the first wave waits for approval", []wfv1.NodeStatus{
-			task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(runkubespray.ApprovalTask(1), wfv1.NodeTypeSuspend, wfv1.NodeRunning),
+			task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(checknodes.Task(runkubespray.ControlPlaneTask), wfv1.NodeTypeRetry, wfv1.NodeSucceeded),
+			task(runkubespray.ApprovalTask(1), wfv1.NodeTypeSuspend, wfv1.NodeRunning),
 		}, wfv1.WorkflowRunning, bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Upgraded: []string{runkubespray.ControlPlaneTask},
 			Waiting: runkubespray.WaveTask(1), Nodes: []string{"worker-1"}}, ""},
 		{"the first wave failed", []wfv1.NodeStatus{
-			task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(runkubespray.ApprovalTask(1), wfv1.NodeTypeSuspend, wfv1.NodeSucceeded),
+			task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(checknodes.Task(runkubespray.ControlPlaneTask), wfv1.NodeTypeRetry, wfv1.NodeSucceeded),
+			task(runkubespray.ApprovalTask(1), wfv1.NodeTypeSuspend, wfv1.NodeSucceeded),
 			task(runkubespray.WaveTask(1), wfv1.NodeTypeRetry, wfv1.NodeFailed), wave1,
 		}, wfv1.WorkflowFailed, bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Upgraded: []string{runkubespray.ControlPlaneTask},
 			Failed: runkubespray.WaveTask(1), Nodes: []string{"worker-1"}}, "step run-kubespray on worker-1 failed: exit code 2"},
+		{"the first wave's nodes are not as it should leave them", []wfv1.NodeStatus{
+			task(runkubespray.ControlPlaneTask, wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(checknodes.Task(runkubespray.ControlPlaneTask), wfv1.NodeTypeRetry, wfv1.NodeSucceeded),
+			task(runkubespray.ApprovalTask(1), wfv1.NodeTypeSuspend, wfv1.NodeSucceeded),
+			task(runkubespray.WaveTask(1), wfv1.NodeTypeRetry, wfv1.NodeSucceeded), task(checknodes.Task(runkubespray.WaveTask(1)), wfv1.NodeTypeRetry, wfv1.NodeFailed), check1,
+		}, wfv1.WorkflowFailed, bpav1.UpgradeStatus{KubernetesVersion: "1.34.3", Waves: 2, Upgraded: []string{runkubespray.ControlPlaneTask},
+			Failed: runkubespray.WaveTask(1), Nodes: []string{"worker-1"}}, "step check-nodes failed: after 5m0s: 1 of 1 nodes the run touched are not as it should leave them: worker-1: cordoned"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := wf.DeepCopy()

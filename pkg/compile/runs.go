@@ -11,6 +11,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checketcdmembers"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checkleavingnodes"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checknodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checksitemirror"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
@@ -36,6 +37,9 @@ type provisioningDAG struct {
 	touchHostsAfter []string
 	// kubesprayAfter are the tasks kubespray's first task waits for.
 	kubesprayAfter []string
+	// checkOnNewKubeconfig is the kubespray task whose masters are checked after
+	// fetch-kubeconfig rather than straight after it.
+	checkOnNewKubeconfig string
 }
 
 // runKind adds what one kind of run does between the pinned host keys and fetch-kubeconfig,
@@ -96,25 +100,38 @@ func controlPlaneRun(b *provisioningDAG) (string, error) {
 			return "", err
 		}
 	}
+	if last, err = b.checkNodes(last, b.masters()); err != nil {
+		return "", err
+	}
 	b.addTask(wfv1.DAGTask{Name: checketcdmembers.AfterTask, Template: checketcdmembers.Name,
 		Arguments: checketcdmembers.Arguments(b.resolvedHosts(), b.plan.EtcdChange.After)}, last)
 	return checketcdmembers.AfterTask, nil
 }
 
-// renewalRun renews the control plane's certificates, a master at a time.
+// renewalRun renews the control plane's certificates, a master at a time. Its masters are
+// checked once fetch-kubeconfig has stored the renewed admin kubeconfig: the one stored
+// before may be what expired.
 func renewalRun(b *provisioningDAG) (string, error) {
 	b.addTask(wfv1.DAGTask{Name: runkubespray.RenewCertificatesTask, Template: runkubespray.Name,
 		Arguments: withLimit(b.kubesprayArgs, runkubespray.ControlPlaneLimit)}, b.kubesprayAfter...)
+	if err := b.addCheckNodesTemplate(); err != nil {
+		return "", err
+	}
+	b.checkOnNewKubeconfig = runkubespray.RenewCertificatesTask
 	return runkubespray.RenewCertificatesTask, nil
 }
 
 // upgradeRun upgrades the control plane, then each wave of workers, each after its approval
-// when the plan asks for them. Each runs the run-kubespray template with its own limit; a
-// failed wave stops the ones after it, and Argo's retry starts again from it.
+// when the plan asks for them. Each runs the run-kubespray template with its own limit, then
+// checks its nodes; a failed wave or check stops the waves after it, and Argo's retry starts
+// again from it.
 func upgradeRun(b *provisioningDAG) (string, error) {
 	b.addTask(wfv1.DAGTask{Name: runkubespray.ControlPlaneTask, Template: runkubespray.Name,
 		Arguments: withLimit(b.kubesprayArgs, runkubespray.ControlPlaneLimit)}, b.kubesprayAfter...)
-	previous := runkubespray.ControlPlaneTask
+	previous, err := b.checkNodes(runkubespray.ControlPlaneTask, b.masters())
+	if err != nil {
+		return "", err
+	}
 	if b.plan.Approval && len(b.plan.Waves) > 0 {
 		if err := b.addTemplate(runkubespray.ApprovalTemplate()); err != nil {
 			return "", err
@@ -127,7 +144,9 @@ func upgradeRun(b *provisioningDAG) (string, error) {
 		}
 		b.addTask(wfv1.DAGTask{Name: runkubespray.WaveTask(i + 1), Template: runkubespray.Name,
 			Arguments: withLimit(b.kubesprayArgs, strings.Join(wave, ","))}, previous)
-		previous = runkubespray.WaveTask(i + 1)
+		if previous, err = b.checkNodes(runkubespray.WaveTask(i+1), wave); err != nil {
+			return "", err
+		}
 	}
 	return previous, nil
 }
@@ -200,6 +219,34 @@ func (b *provisioningDAG) checkLeavingNodes() error {
 	return nil
 }
 
+// checkNodes follows a kubespray task with the check that the nodes it touched are Ready,
+// schedulable and at the run's version, and returns the check's task.
+func (b *provisioningDAG) checkNodes(task string, nodes []string) (string, error) {
+	if err := b.addCheckNodesTemplate(); err != nil {
+		return "", err
+	}
+	b.addTask(wfv1.DAGTask{Name: checknodes.Task(task), Template: checknodes.Name, Arguments: checknodes.Arguments(nodes)}, task)
+	return checknodes.Task(task), nil
+}
+
+func (b *provisioningDAG) addCheckNodesTemplate() error {
+	if b.names[checknodes.Name] {
+		return nil
+	}
+	return b.addTemplate(checknodes.Template(b.opts.StepImage, b.plan.KubernetesVersion))
+}
+
+// masters are the masters' node names, first master first.
+func (b *provisioningDAG) masters() []string {
+	var names []string
+	for _, entry := range b.p.Spec.Masters {
+		for label := range entry {
+			names = append(names, label)
+		}
+	}
+	return names
+}
+
 // updateControlPlane follows the task after with upgrade-cluster.yml on the control plane and
 // etcd at the cluster's version, and returns its task.
 func (b *provisioningDAG) updateControlPlane(after string) (string, error) {
@@ -220,6 +267,9 @@ func (b *provisioningDAG) updateControlPlane(after string) (string, error) {
 func (b *provisioningDAG) addClusterSteps(after string, manifests map[string]string) {
 	b.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, after)
 	b.addTask(wfv1.DAGTask{Name: readcertificates.Name, Template: readcertificates.Name, Arguments: hostsOf(resolveleases.Name)}, fetchkubeconfig.Name)
+	if task := b.checkOnNewKubeconfig; task != "" {
+		b.addTask(wfv1.DAGTask{Name: checknodes.Task(task), Template: checknodes.Name, Arguments: checknodes.Arguments(b.masters())}, fetchkubeconfig.Name)
+	}
 	// Plugins run one after another, in CR order: later ones (sriov-network) may need
 	// earlier ones (multus).
 	cluster := b.p.Labels[bpav1.ClusterLabel]

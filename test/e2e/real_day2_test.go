@@ -183,7 +183,7 @@ func (s *suite) addMaster(p *bpav1.Provisioning, kube kubernetes.Interface, host
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Masters = append(p.Spec.Masters, bpav1.HostEntry{"master2": {MACAddress: host.MAC}})
 	})
-	checkTasks(t, s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation), "check-etcd-before", "run-kubespray", "check-etcd-after")
+	checkTasks(t, s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation), "check-etcd-before", "run-kubespray", "check-run-kubespray", "check-etcd-after")
 	s.waitProvisioningReady(p, generation)
 	state := testkubespray.WaitForNodes(t, kube, "after master2 joined,", "master", "master2")
 	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation)
@@ -211,7 +211,7 @@ func (s *suite) removeMaster(p *bpav1.Provisioning, kube kubernetes.Interface, h
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Masters = slices.DeleteFunc(p.Spec.Masters, func(e bpav1.HostEntry) bool { _, ok := e["master2"]; return ok })
 	})
-	checkTasks(t, s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation), "check-leaving-nodes", "check-etcd-before", "run-kubespray", "check-etcd-after")
+	checkTasks(t, s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, generation), "check-leaving-nodes", "check-etcd-before", "run-kubespray", "check-run-kubespray", "check-etcd-after")
 	s.waitProvisioningReady(p, generation)
 	if got := s.removalVars(p, generation); got != gracefulRemovalVars {
 		t.Errorf("master2 answering, check-leaving-nodes chose %s", got)

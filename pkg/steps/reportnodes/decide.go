@@ -34,7 +34,7 @@ func ReportOf(nodes []corev1.Node) Report {
 		}
 		k := byVersion[v]
 		k.Nodes = append(k.Nodes, n.Name)
-		if !ready(n) {
+		if !Ready(n) {
 			k.NotReady = append(k.NotReady, n.Name)
 		}
 		if n.Spec.Unschedulable {
@@ -52,7 +52,8 @@ func ReportOf(nodes []corev1.Node) Report {
 	return r
 }
 
-func ready(n corev1.Node) bool {
+// Ready reports whether the node says it is Ready.
+func Ready(n corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue

@@ -1,0 +1,102 @@
+package checknodes
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func node(name, version string, ready corev1.ConditionStatus, cordoned bool) corev1.Node {
+	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Unschedulable: cordoned}}
+	n.Status.NodeInfo.KubeletVersion = version
+	if ready != "" {
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}, {Type: corev1.NodeReady, Status: ready}}
+	}
+	return n
+}
+
+func TestProblems(t *testing.T) {
+	cluster := []corev1.Node{
+		node("master", "v1.34.3", corev1.ConditionTrue, true), // as kubespray #13030 leaves the first master
+		node("worker-1", "v1.34.3", corev1.ConditionTrue, false),
+		node("worker-2", "v1.33.4", corev1.ConditionTrue, false),
+		node("worker-3", "v1.34.3", corev1.ConditionFalse, false),
+		node("worker-4", "v1.34.3", corev1.ConditionUnknown, true),
+		node("worker-5", "", "", false), // registered, no status yet
+		node("other", "v1.20.0", corev1.ConditionFalse, true),
+	}
+	for _, tc := range []struct {
+		name     string
+		want     []string
+		version  string
+		problems []Problem
+	}{
+		{"all as they should be", []string{"worker-1"}, "v1.34.3", nil},
+		{"nodes not touched are not read", []string{"worker-1", "master"}, "", []Problem{{"master", []string{"cordoned"}}}},
+		{"cordoned", []string{"master"}, "v1.34.3", []Problem{{"master", []string{"cordoned"}}}},
+		{"at the old version", []string{"worker-2"}, "v1.34.3", []Problem{{"worker-2", []string{"v1.33.4 instead of v1.34.3"}}}},
+		{"no version asked", []string{"worker-2"}, "", nil},
+		{"NotReady", []string{"worker-3"}, "v1.34.3", []Problem{{"worker-3", []string{"NotReady"}}}},
+		{"unknown and cordoned", []string{"worker-4"}, "v1.34.3", []Problem{{"worker-4", []string{"NotReady", "cordoned"}}}},
+		{"no status yet", []string{"worker-5"}, "v1.34.3", []Problem{{"worker-5", []string{"NotReady", "no version reported instead of v1.34.3"}}}},
+		{"not in the cluster", []string{"worker-9"}, "v1.34.3", []Problem{{"worker-9", []string{"not in the cluster"}}}},
+		{"in the plan's order", []string{"worker-9", "worker-1", "master"}, "v1.34.3", []Problem{
+			{"worker-9", []string{"not in the cluster"}}, {"master", []string{"cordoned"}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.problems, Problems(cluster, tc.want, tc.version)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestFailure(t *testing.T) {
+	got := Failure([]Problem{{"master", []string{"cordoned"}}, {"worker-2", []string{"NotReady", "v1.33.4 instead of v1.34.3"}}}, 3).Error()
+	want := "2 of 3 nodes the run touched are not as it should leave them: master: cordoned; worker-2: NotReady, v1.33.4 instead of v1.34.3; " +
+		"bring the node back or fix it (kubectl uncordon NODE for a node left cordoned), then retry this step"
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		nodes   string
+		want    []string
+		wantErr string // the start of the error: the validator's own words follow
+	}{
+		{"master,worker-1", []string{"master", "worker-1"}, ""},
+		{"", nil, "--nodes: no node to check"},
+		{"master,", nil, `--nodes: node "": `},
+		{"a;b", nil, `--nodes: node "a;b": `},
+		{"Master", nil, `--nodes: node "Master": `},
+	} {
+		got, err := ParseNodes(tc.nodes)
+		if d := cmp.Diff(tc.want, got); d != "" || (tc.wantErr == "") != (err == nil) || !strings.HasPrefix(errText(err), tc.wantErr) {
+			t.Errorf("ParseNodes(%q) = %v, %v; want %v, %q", tc.nodes, got, err, tc.want, tc.wantErr)
+		}
+	}
+	for _, tc := range []struct{ flag, want, wantErr string }{
+		{"v1.34.3", "v1.34.3", ""},
+		{"", "", ""},
+		{"1.34.3", "", `--version "1.34.3": want a kubelet version like v1.34.3`},
+		{"v1.34.3 --x", "", `--version "v1.34.3 --x": want a kubelet version like v1.34.3`},
+	} {
+		got, err := ParseVersion(tc.flag)
+		if got != tc.want || errText(err) != tc.wantErr {
+			t.Errorf("ParseVersion(%q) = %q, %v; want %q, %q", tc.flag, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

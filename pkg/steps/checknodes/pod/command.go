@@ -1,0 +1,42 @@
+// Package pod is what the check-nodes step's pod runs: its command (`bpa-workflow-controller
+// step check-nodes`) and the runtime that does its I/O. The compiler never imports it; the
+// step's template and decisions are the package checknodes, one folder up.
+package pod
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checknodes"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
+)
+
+// Command is the step as its pod runs it.
+func Command() *cobra.Command {
+	var kubeconfig, nodesFlag, versionFlag string
+	var wait, poll time.Duration
+	cmd := &cobra.Command{
+		Use:   checknodes.Name + " --kubeconfig FILE --nodes A,B [--version vX.Y.Z] [--wait D]",
+		Short: "Wait until each node a run touched is Ready, schedulable and at the run's version; fail naming each that is not",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			nodes, err := checknodes.ParseNodes(nodesFlag)
+			if err != nil {
+				return err
+			}
+			version, err := checknodes.ParseVersion(versionFlag)
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), kubeconfig, nodes, version, Timing{Wait: wait, Poll: poll}, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", reportnodes.KubeconfigPath, "the cluster's kubeconfig, as fetch-kubeconfig stored it")
+	cmd.Flags().StringVar(&nodesFlag, "nodes", "", "the nodes the run touched, comma-separated (required)")
+	cmd.Flags().StringVar(&versionFlag, "version", "", "the kubelet version each must run (v1.34.3); empty checks no version")
+	cmd.Flags().DurationVar(&wait, "wait", checknodes.Wait, "how long the nodes have to become as they should")
+	cmd.Flags().DurationVar(&poll, "poll", 10*time.Second, "how often the nodes are read while they are not")
+	_ = cmd.MarkFlagRequired("nodes")
+	return cmd
+}
