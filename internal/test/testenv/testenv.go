@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -253,6 +254,24 @@ func (e *Env) AdminKubeconfig(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// UnansweredKubeconfig writes a copy of the kubeconfig at path whose every cluster is where
+// nothing listens, and returns the copy's path: a cluster that does not answer.
+func UnansweredKubeconfig(t testing.TB, path string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://127.0.0.1:1"
+	}
+	gone := filepath.Join(testinterrupt.TempDir(t), "unanswered.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, gone); err != nil {
+		t.Fatal(err)
+	}
+	return gone
 }
 
 // GrantControllerRole binds each user to the controller's ClusterRole as `make manifests`

@@ -3,7 +3,6 @@ package pod_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
@@ -101,22 +99,8 @@ func TestRunWaitsThenNamesEachNode(t *testing.T) {
 		}
 	})
 	t.Run("a cluster that does not answer", func(t *testing.T) {
-		raw, err := os.ReadFile(kubeconfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := clientcmd.Load(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range cfg.Clusters {
-			c.Server = "https://127.0.0.1:1"
-		}
-		gone := filepath.Join(t.TempDir(), "kubeconfig")
-		if err := clientcmd.WriteToFile(*cfg, gone); err != nil {
-			t.Fatal(err)
-		}
-		err = pod.Run(ctx, gone, []string{"master"}, "", fast, &bytes.Buffer{})
+		gone := testenv.UnansweredKubeconfig(t, kubeconfig)
+		err := pod.Run(ctx, gone, []string{"master"}, "", fast, &bytes.Buffer{})
 		if err == nil || !strings.HasPrefix(err.Error(), "after 3s: listing the nodes at https://127.0.0.1:1: ") {
 			t.Errorf("Run() = %v", err)
 		}

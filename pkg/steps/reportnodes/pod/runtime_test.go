@@ -2,7 +2,6 @@ package pod_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
@@ -48,10 +46,6 @@ func TestRunReadsTheNodes(t *testing.T) {
 		}
 	}
 	kubeconfig := env.AdminKubeconfig(t)
-	raw, err := os.ReadFile(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := pod.Run(ctx, kubeconfig, 10*time.Second)
 	want := reportnodes.Report{Kubelets: []bpav1.KubeletVersion{
 		{Version: "v1.33.7", Nodes: []string{"worker-2"}},
@@ -67,17 +61,8 @@ func TestRunReadsTheNodes(t *testing.T) {
 	if r := pod.Run(ctx, filepath.Join(t.TempDir(), "value"), time.Second); !strings.Contains(r.Unreadable, "no kubeconfig stored yet") || r.Kubelets != nil {
 		t.Errorf("without a kubeconfig: %+v", r)
 	}
-	// The same kubeconfig pointing where nothing listens: said, within the timeout.
-	cfg, err := clientcmd.Load(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cfg.Clusters {
-		c.Server = "https://127.0.0.1:1"
-	}
-	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	// A cluster that does not answer: said, within the timeout.
+	kubeconfig = testenv.UnansweredKubeconfig(t, kubeconfig)
 	start := time.Now()
 	if r := pod.Run(ctx, kubeconfig, 2*time.Second); !strings.Contains(r.Unreadable, "listing the nodes at https://127.0.0.1:1") || time.Since(start) > 30*time.Second {
 		t.Errorf("a cluster that does not answer: %+v after %s", r, time.Since(start))
