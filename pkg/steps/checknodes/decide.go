@@ -2,6 +2,7 @@ package checknodes
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,7 +44,7 @@ func Problems(nodes []corev1.Node, want []string, version string) []Problem {
 			what = append(what, "cordoned")
 		}
 		if got := n.Status.NodeInfo.KubeletVersion; version != "" && got != version {
-			what = append(what, fmt.Sprintf("%s instead of %s", orUnknown(got), version))
+			what = append(what, fmt.Sprintf("%s instead of %s", shown(got), version))
 		}
 		if len(what) > 0 {
 			problems = append(problems, Problem{Node: name, What: what})
@@ -93,9 +94,21 @@ func ParseVersion(flag string) (string, error) {
 // Names lists nodes as the --nodes flag and the step's messages write them.
 func Names(nodes []string) string { return strings.Join(nodes, ",") }
 
-func orUnknown(version string) string {
-	if version == "" {
+// shown is a kubelet version as the message says it: the cluster's own string when it is a
+// plain one, quoted and cut short otherwise, since the message reaches the CR's status.
+func shown(version string) string {
+	switch {
+	case version == "":
 		return "no version reported"
+	case len(version) > 64 || strings.ContainsFunc(version, func(c rune) bool { return c <= ' ' || c == 0x7f || c > 0x7e }):
+		return strconv.Quote(truncate(version, 64))
 	}
 	return version
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -27,6 +27,7 @@ func TestProblems(t *testing.T) {
 		node("worker-4", "v1.34.3", corev1.ConditionUnknown, true),
 		node("worker-5", "", "", false), // registered, no status yet
 		node("other", "v1.20.0", corev1.ConditionFalse, true),
+		node("worker-6", "v1.34.3\n; rm -rf /", corev1.ConditionTrue, false), // a version the message must not take as it is
 	}
 	for _, tc := range []struct {
 		name     string
@@ -42,6 +43,7 @@ func TestProblems(t *testing.T) {
 		{"NotReady", []string{"worker-3"}, "v1.34.3", []Problem{{"worker-3", []string{"NotReady"}}}},
 		{"unknown and cordoned", []string{"worker-4"}, "v1.34.3", []Problem{{"worker-4", []string{"NotReady", "cordoned"}}}},
 		{"no status yet", []string{"worker-5"}, "v1.34.3", []Problem{{"worker-5", []string{"NotReady", "no version reported instead of v1.34.3"}}}},
+		{"a version that is no plain string", []string{"worker-6"}, "v1.34.3", []Problem{{"worker-6", []string{`"v1.34.3\n; rm -rf /" instead of v1.34.3`}}}},
 		{"not in the cluster", []string{"worker-9"}, "v1.34.3", []Problem{{"worker-9", []string{"not in the cluster"}}}},
 		{"in the plan's order", []string{"worker-9", "worker-1", "master"}, "v1.34.3", []Problem{
 			{"worker-9", []string{"not in the cluster"}}, {"master", []string{"cordoned"}},
