@@ -50,6 +50,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testregistry"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/timeline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
@@ -225,6 +226,7 @@ func (s *suite) makeTheCluster() *bpav1.Provisioning {
 	say(t, "offline: both nodes downloaded kubeadm through the mirror's files_repo; the plugin's manifest came from it")
 	// Before any host was touched, kubespray's download list was checked against the mirror.
 	first := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1)
+	say(t, "where the time went, from the Workflow's own node times:\n%s", timeline.Of(first, cur.CreationTimestamp.Time))
 	for _, step := range []string{"list-kubespray-downloads", "check-site-mirror"} {
 		if n := first.Status.Nodes.FindByDisplayName(step); n == nil || n.Phase != wfv1.NodeSucceeded {
 			t.Errorf("offline, the first run's %s: %+v, want Succeeded", step, n)

@@ -27,6 +27,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testcluster"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/timeline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/renderinventory"
 )
 
@@ -314,7 +315,7 @@ func (s *suite) applyRealCluster(p *bpav1.Provisioning, about string, nodes ...s
 	s.waitProvisioningReady(p, 1)
 	s.wait = stageWait
 	ready := time.Since(apply)
-	say(t, "the Workflow's steps, as Argo ran them: %s", stepTimes(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1)))
+	say(t, "where the time went, from the Workflow's own node times:\n%s", timeline.Of(s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 1), apply))
 	_, _, kube := s.storedCluster()
 	state := testkubespray.WaitForNodes(t, kube, "through the stored kubeconfig, once the Provisioning is Ready,", nodes...)
 	applyToReady := time.Since(apply)
