@@ -24,6 +24,9 @@ const (
 	KnownHostsSecretSuffix = "-known-hosts"
 	// HostsConfigMapSuffix: fetch-kubeconfig stores "<cluster>-hosts" (label → IP, role).
 	HostsConfigMapSuffix = "-hosts"
+	// KubesprayFactsConfigMapSuffix: the controller keeps kubespray's facts of the cluster's
+	// nodes between runs in "<cluster>-kubespray-facts" (one gzip'd entry per node).
+	KubesprayFactsConfigMapSuffix = "-kubespray-facts"
 )
 
 // SSHKeyRef is the SSH key Secret steps mount, with defaults applied.

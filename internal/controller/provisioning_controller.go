@@ -101,7 +101,7 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}()
 
 	for _, step := range []func(context.Context, *provisioningScope) (bool, error){
-		r.requireArgo, r.requireOwnCluster, r.listWorkflows, r.recordSucceeded, r.ensureWorkflow, r.observeWorkflow,
+		r.requireArgo, r.requireOwnCluster, r.listWorkflows, r.keepKubesprayFacts, r.recordSucceeded, r.ensureWorkflow, r.observeWorkflow,
 	} {
 		done, err := step(ctx, s)
 		if err != nil || done {
@@ -380,7 +380,7 @@ func (r *ProvisioningReconciler) emit(p *bpav1.Provisioning, before *bpav1.Provi
 // identities it writes are read through the cache (written only when they differ; the cache
 // holds only those, identity.CacheSelector), not watched for changes.
 func (r *ProvisioningReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	for _, obj := range identity.Cached() {
+	for _, obj := range append(identity.Cached(), &corev1.ConfigMap{}) {
 		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {
 			return fmt.Errorf("caching %T: %w", obj, err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/argovalidate"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/placement"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
 // abcHosts is where the sample site puts cluster-abc's entries (see the fixtures' README).
@@ -515,6 +516,12 @@ func consumerOf(t *testing.T, h *metal3v1alpha1.BareMetalHost) *corev1.ObjectRef
 	return cur.Spec.ConsumerRef
 }
 
+// runsClusterYML says whether a run-kubespray's command line (kubesprayArgs) is a plain
+// cluster.yml run.
+func runsClusterYML(args string) bool {
+	return strings.HasPrefix(args, "/bin/sh -c "+runkubespray.ClusterScript+" "+runkubespray.Name+" --inventory=")
+}
+
 func kubesprayArgs(wf *wfv1.Workflow) string {
 	t := wf.GetTemplateByName("run-kubespray")
 	if t == nil || t.Container == nil {
@@ -571,7 +578,7 @@ func TestProvisioningDay2(t *testing.T) {
 	elsewhere := claim(t, site.ns, "node-6", &corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "Metal3Machine", Namespace: site.ns, Name: "m"})
 
 	wf1 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, site.p, 1)
-	if args := kubesprayArgs(wf1); !strings.HasSuffix(args, "cluster.yml") {
+	if args := kubesprayArgs(wf1); !runsClusterYML(args) {
 		t.Errorf("generation 1 runs %q, want cluster.yml", args)
 	}
 	provisioned(t, wf1, site.at(abcHosts...))
@@ -603,7 +610,7 @@ func day2Workers(t *testing.T, site *abcSite) {
 			cur.Spec.Workers = append(cur.Spec.Workers, bpav1.HostEntry{"worker-3": {MACAddress: "00:e1:ba:ce:df:bd"}})
 		})
 		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 2)
-		if args := kubesprayArgs(wf); !strings.Contains(args, `--limit="$limit" scale.yml`) || !strings.Contains(args, "run-kubespray worker-3 ") {
+		if args := kubesprayArgs(wf); !strings.HasPrefix(args, "/bin/sh -c "+runkubespray.LimitedScript) || !strings.Contains(args, "run-kubespray worker-3 scale.yml ") {
 			t.Errorf("generation 2 runs %q, want scale.yml limited to worker-3", args)
 		}
 		// discover-hosts claims the new host, as it does for real.
@@ -689,7 +696,7 @@ func day2Masters(t *testing.T, site *abcSite) {
 			cur.Spec.KUDPlugins = []string{"multus"}
 		})
 		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 6)
-		if args := kubesprayArgs(wf); !strings.HasSuffix(args, "cluster.yml") || strings.Contains(args, "--limit") {
+		if args := kubesprayArgs(wf); !runsClusterYML(args) || strings.Contains(args, "--limit") {
 			t.Errorf("generation 6 runs %q, want cluster.yml", args)
 		}
 		provisioned(t, wf, atNS(abcHosts))
@@ -710,7 +717,8 @@ func day2Masters(t *testing.T, site *abcSite) {
 		})
 		wf := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 7)
 		// cluster.yml after the reset of a join an earlier attempt left half done, on master-2.
-		if args := kubesprayArgs(wf); !strings.HasSuffix(args, "cluster.yml\n run-kubespray master-2 --inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials") ||
+		if args := kubesprayArgs(wf); !strings.HasPrefix(args, "/bin/sh -c "+runkubespray.ResetFailedJoinsScript) ||
+			!strings.HasSuffix(args, " run-kubespray master-2 --inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials") ||
 			!strings.Contains(args, "--limit=\"$limit\" \"$playbook\" || exit") {
 			t.Errorf("generation 7 runs %q, want master-2's half-done join reset, then cluster.yml", args)
 		}

@@ -44,7 +44,7 @@ func TestRunsAreRecords(t *testing.T) {
 	t.Run("the rerun annotation runs the generation again, under a new name", func(t *testing.T) {
 		patchSpec(t, p, func(cur *bpav1.Provisioning) { cur.Annotations = map[string]string{bpav1.RerunAnnotation: "1"} })
 		again := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 1)
-		if again.Name == wf1.Name || !strings.HasSuffix(kubesprayArgs(again), "cluster.yml") {
+		if again.Name == wf1.Name || !runsClusterYML(kubesprayArgs(again)) {
 			t.Errorf("rerun Workflow %s runs %q; want a new name and cluster.yml", again.Name, kubesprayArgs(again))
 		}
 		provisioned(t, again, at(abcHosts...))
@@ -82,7 +82,7 @@ func TestRunsAreRecords(t *testing.T) {
 		})
 		provisioned(t, wf3, at(append(slices.Clone(abcHosts), worker3)...))
 		wf4 := waitWorkflow(t, bpav1.WorkflowKindProvisioning, p, 4)
-		if args := kubesprayArgs(wf4); !strings.HasSuffix(args, "cluster.yml") {
+		if args := kubesprayArgs(wf4); !runsClusterYML(args) {
 			t.Errorf("generation 4 runs %q, want cluster.yml against generation 3's record", args)
 		}
 		cur := getProvisioning(t, p)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,12 +32,13 @@ func WorkflowCacheSelector() cache.ByObject {
 	return cache.ByObject{Label: labels.NewSelector().Add(*req)}
 }
 
-// CacheOptions are the manager's cache options: Workflows, ServiceAccounts, Roles and
-// RoleBindings restricted to ours, and no object cached with its managed fields, which the controller never reads (on a Workflow Argo has
+// CacheOptions are the manager's cache options: Workflows, ServiceAccounts, Roles,
+// RoleBindings and ConfigMaps restricted to ours, and no object cached with its managed fields, which the controller never reads (on a Workflow Argo has
 // updated, they are a large part of the object).
 func CacheOptions() cache.Options {
 	byObject := map[client.Object]cache.ByObject{&wfv1.Workflow{}: WorkflowCacheSelector()}
-	for _, obj := range identity.Cached() {
+	// The ConfigMaps the controller writes: each cluster's kept kubespray facts.
+	for _, obj := range append(identity.Cached(), &corev1.ConfigMap{}) {
 		byObject[obj] = cache.ByObject{Label: identity.CacheSelector()}
 	}
 	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}

@@ -438,3 +438,28 @@ func laterThan(a, b *wfv1.Workflow) bool {
 	}
 	return a.Name > b.Name
 }
+
+// KeptFacts are the facts the Workflow's kubespray runs handed over (runkubespray.FactsParam),
+// in the order they ran, and why an output could not be read.
+func KeptFacts(wf *wfv1.Workflow) ([]runkubespray.KeptFacts, []error) {
+	nodes, _ := nodesOf(wf)
+	pods := podNodes(nodes)
+	slices.SortStableFunc(pods, func(a, b wfv1.NodeStatus) int { return a.FinishedAt.Compare(b.FinishedAt.Time) })
+	var kept []runkubespray.KeptFacts
+	var errs []error
+	for i := range pods {
+		raw, ok := outputParam(&pods[i], runkubespray.FactsParam)
+		if !ok {
+			continue
+		}
+		facts, err := runkubespray.ParseKeptFacts(raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("step %s of Workflow %s: %w", pods[i].DisplayName, wf.Name, err))
+			continue
+		}
+		if len(facts) > 0 {
+			kept = append(kept, facts)
+		}
+	}
+	return kept, errs
+}

@@ -86,7 +86,8 @@ func provisioningWorkflow(p *bpav1.Provisioning, opts Options, a admitted, templ
 		// deadline bounds each wave's kubespray, not the whole Workflow.
 		wf.Spec.ActiveDeadlineSeconds = nil
 	}
-	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(p.Spec.SSH, cluster, opts)), knownHostsVolume(cluster), reportnodes.Volume(cluster))
+	wf.Spec.Volumes = append(wf.Spec.Volumes, sshKeyVolume(sshKeyRef(p.Spec.SSH, cluster, opts)), knownHostsVolume(cluster), reportnodes.Volume(cluster),
+		runkubespray.FactsVolumeOf(cluster))
 	if opts.LeaseFile != "" {
 		wf.Spec.Volumes = append(wf.Spec.Volumes, corev1.Volume{Name: steps.LeasesVolume, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: opts.LeaseFile, Type: ptr.To(corev1.HostPathFile)},

@@ -434,11 +434,13 @@ func TestWorkflowContract(t *testing.T) {
 		env[e.Name] = e.Value
 	}
 	want := map[string]string{
-		"ANSIBLE_CALLBACK_PLUGINS":  "/inputs/callback_plugins:~/.ansible/plugins/callback:/usr/share/ansible/plugins/callback",
-		"ANSIBLE_FORCE_COLOR":       "False",
-		"ANSIBLE_HOST_KEY_CHECKING": "True",
-		"ANSIBLE_LOCAL_TEMP":        "/tmp/.ansible/tmp",
-		"ANSIBLE_REMOTE_TMP":        "$HOME/.ansible/tmp",
+		"ANSIBLE_CALLBACK_PLUGINS":        "/inputs/callback_plugins:~/.ansible/plugins/callback:/usr/share/ansible/plugins/callback",
+		"ANSIBLE_FORCE_COLOR":             "False",
+		"ANSIBLE_HOST_KEY_CHECKING":       "True",
+		"ANSIBLE_LOCAL_TEMP":              "/tmp/.ansible/tmp",
+		"ANSIBLE_CACHE_PLUGIN":            "jsonfile",
+		"ANSIBLE_CACHE_PLUGIN_CONNECTION": "/tmp/kubespray-facts",
+		"ANSIBLE_REMOTE_TMP":              "$HOME/.ansible/tmp",
 		"ANSIBLE_SSH_ARGS": "-o UserKnownHostsFile=/etc/bpa/known-hosts/known_hosts -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes " +
 			"-o ControlMaster=auto -o ControlPersist=30m -o ConnectionAttempts=100 -o ServerAliveInterval=30 -o ServerAliveCountMax=10",
 		"HOME":             "/tmp",

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -53,6 +54,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/timeline"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/leases"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/workflows"
 )
 
@@ -264,19 +266,28 @@ func (s *suite) installTheSoftware() *bpav1.Software {
 func (s *suite) addAWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
 	t := s.t
 	say(t, "add worker-2: a scale Workflow for it alone, then software for it alone")
+	s.factsKept(p, "master-1", "worker-1")
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker-2": {MACAddress: s.hosts[2].MAC}})
 	})
 	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 2)
-	// A scale run: facts.yml over every node, then scale.yml limited to worker-2, in one pod
-	// (the stand-in's scale.yml refuses the limit without the others' cached facts, as
-	// kubespray's does).
-	if c := wf.GetTemplateByName("run-kubespray").Container; len(c.Args) < 2 || c.Args[1] != "worker-2" ||
-		!strings.Contains(strings.Join(c.Command, " "), `ansible-playbook "$@" playbooks/facts.yml`) ||
-		!strings.Contains(strings.Join(c.Command, " "), `--limit="$limit" scale.yml`) {
+	// A scale run: the facts cluster.yml gathered, which the controller kept, restored; none
+	// gathered again (all are fresh); then scale.yml limited to worker-2, which the stand-in
+	// refuses without the others' facts cached, as kubespray does.
+	if c := wf.GetTemplateByName("run-kubespray").Container; len(c.Args) < 3 || c.Args[1] != "worker-2" || c.Args[2] != "scale.yml" ||
+		!strings.Contains(strings.Join(c.Command, " "), runkubespray.LimitedScript) {
 		t.Errorf("generation 2 runs %q %q, want a scale run for worker-2", c.Command, c.Args)
 	}
 	s.waitProvisioningReady(p, 2)
+	attempts := s.runKubesprayLogs.attempts(wf.Name)
+	if len(attempts) == 0 {
+		t.Fatalf("no log of the scale run's run-kubespray")
+	}
+	if log := attempts[len(attempts)-1]; strings.Contains(log, "playbooks/facts.yml for") ||
+		!strings.Contains(log, "the facts of 1 nodes kept for the next run: worker-2") {
+		t.Errorf("the scale run gathered other nodes' facts again, or kept other facts than worker-2's:\n%s", log)
+	}
+	s.factsKept(p, "master-1", "worker-1", "worker-2")
 	if got := s.hosts[2].file("joined"); got != "worker-2 scaled" {
 		t.Errorf("worker-2 joined with %q, want the scale stand-in's mark", got)
 	}
@@ -284,6 +295,29 @@ func (s *suite) addAWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
 		t.Errorf("worker-1 was touched by the scale run: %q", got)
 	}
 	s.waitSoftwareReady(sw, 1, 3)
+}
+
+// factsKept: the controller keeps the facts of nodes in the cluster's ConfigMap, owned by p,
+// under the controller's own ClusterRole.
+func (s *suite) factsKept(p *bpav1.Provisioning, nodes ...string) {
+	cm := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: p.Namespace, Name: p.Labels[bpav1.ClusterLabel] + bpav1.KubesprayFactsConfigMapSuffix}
+	s.eventually("the facts of "+strings.Join(nodes, ", ")+" kept", func() error {
+		if err := s.c.Get(ctx(), key, cm); err != nil {
+			return err
+		}
+		var index map[string]string
+		if err := json.Unmarshal([]byte(cm.Data[runkubespray.FactsIndexKey]), &index); err != nil {
+			return err
+		}
+		if got := slices.Sorted(maps.Keys(index)); !slices.Equal(got, nodes) || len(cm.BinaryData) != len(nodes) {
+			return fmt.Errorf("kept the facts of %v (%d entries), want %v", got, len(cm.BinaryData), nodes)
+		}
+		if len(cm.OwnerReferences) == 0 || cm.OwnerReferences[0].UID != p.UID {
+			return fmt.Errorf("owned by %v, want the Provisioning", cm.OwnerReferences)
+		}
+		return nil
+	})
 }
 
 // retryFailedSteps: a step failing once is retried by Argo; failing for good, the Software

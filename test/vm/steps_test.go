@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -130,10 +131,30 @@ func (s *stepsStory) realKubespray(t *testing.T) {
 	}
 	// ...and a scale run, which runs facts.yml over every node first in the same pod, passes.
 	scale := runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker"}}
-	out = runRealKubespray(t, s.env, s.ns, s.p, s.inventory, s.extraVars, s.keyFile, testkubespray.Playbook{Plan: &scale, Options: checks})
-	if !regexp.MustCompile(`does not have a fact cache\] \**\n(.*\n){0,2}ok: \[worker\]`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^worker\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out) {
-		t.Errorf("the real scale.yml --limit=worker in a scale run did not pass kubespray's fact cache check:\n%s", testkubespray.LastLines(out, 40))
+	var kept []byte
+	out = runRealKubespray(t, s.env, s.ns, s.p, s.inventory, s.extraVars, s.keyFile, testkubespray.Playbook{Plan: &scale, Options: checks,
+		Outputs: map[string]*[]byte{path.Join(steps.OutputsDir, runkubespray.FactsFile): &kept}})
+	passedFactsCheck := func(out string) bool {
+		return regexp.MustCompile(`does not have a fact cache\] \**\n(.*\n){0,2}ok: \[worker\]`).MatchString(out) &&
+			regexp.MustCompile(`(?m)^worker\s+: ok=[1-9]\d* .*unreachable=0\s+failed=0`).MatchString(out)
+	}
+	if !passedFactsCheck(out) || !strings.Contains(out, "playbooks/facts.yml for master first") {
+		t.Errorf("the real scale.yml --limit=worker in a scale run, with no facts kept, did not gather the master's and pass kubespray's fact cache check:\n%s", testkubespray.LastLines(out, 40))
+	}
+	// ...and the next scale run, its pod given the facts the controller keeps of that run,
+	// gathers none again and passes.
+	facts, err := runkubespray.ParseKeptFacts(string(kept))
+	if err != nil || len(facts) != 2 {
+		t.Fatalf("the scale run kept the facts of %d nodes, want the master's and the worker's: %v\n%s", len(facts), err, kept)
+	}
+	data, _, _ := runkubespray.Merge(nil, nil, facts)
+	mounted := map[string][]byte{}
+	for node, entry := range data {
+		mounted[path.Join(runkubespray.FactsCacheDir, node)] = entry
+	}
+	out = runRealKubespray(t, s.env, s.ns, s.p, s.inventory, s.extraVars, s.keyFile, testkubespray.Playbook{Plan: &scale, Options: checks, Files: mounted})
+	if !passedFactsCheck(out) || strings.Contains(out, "playbooks/facts.yml for") {
+		t.Errorf("the real scale.yml --limit=worker with the master's facts kept gathered them again or did not pass kubespray's fact cache check:\n%s", testkubespray.LastLines(out, 40))
 	}
 }
 

@@ -54,12 +54,14 @@ type Inputs struct {
 // Playbook is what Run runs: a playbook (a path in kubespray's tree) with the options before
 // it, or a scale or remove Plan as its step runs it with the options after its arguments; and
 // files to add to the container (path → content). MayFail returns a failed run's output
-// instead of failing the test.
+// instead of failing the test. Outputs are files the run writes under the pod's /tmp (path →
+// where to put their content), as Argo reads its output parameters.
 type Playbook struct {
 	Path    string
 	Plan    *runkubespray.Plan
 	Options []string
 	Files   map[string][]byte
+	Outputs map[string]*[]byte
 	MayFail bool
 }
 
@@ -138,6 +140,14 @@ func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 		t.Fatalf("the real kubespray (%s) %s on the machines: %v\n%s", image, pb, err, LastLines(out, 60))
 	}
 	t.Logf("the real kubespray (%s) ran %s on the machines in %.0f s (failed: %v): %s", image, pb, time.Since(start).Seconds(), err != nil, Recap(out))
+	for podPath, into := range pb.Outputs {
+		rel, err := filepath.Rel(steps.TmpDir, podPath)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			t.Fatalf("output %s is not under the pod's %s", podPath, steps.TmpDir)
+		}
+		*into, err = os.ReadFile(filepath.Join(scratch, rel))
+		must(t, err)
+	}
 	return out
 }
 

@@ -12,20 +12,21 @@ import (
 // limit ($1) and ansible-playbook's arguments arrive as positional parameters, never as shell
 // text.
 
-// ScaleScript is a scale run: kubespray's facts.yml over every node, then scale.yml limited to
-// the new ones, in one pod. kubespray (since v2.27) refuses --limit unless the facts of every
-// node the limit leaves out are in its fact cache, which its ansible.cfg keeps in /tmp: the
-// pod's own scratch space, empty in every new pod, so the facts are gathered in the same pod,
-// as kubespray's docs/operations/nodes.md prescribes.
+// LimitedScript is a playbook ($2) limited to some nodes ($1), as a scale run (scale.yml) and
+// each upgrade wave (upgrade-cluster.yml) run it. kubespray (since v2.27) refuses --limit
+// unless the facts of every node the limit leaves out are in its fact cache, and the pod's
+// starts empty: the script restores the facts the controller kept (FactsHelper), gathers with
+// kubespray's facts.yml only those of the nodes outside the limit that are missing or stale,
+// runs the playbook, and saves what it gathered for the next run. Kept facts that cannot be
+// read make it gather every node's, as kubespray's docs/operations/nodes.md prescribes.
 //
-//go:embed scripts/scale.sh
-var ScaleScript string
+//go:embed scripts/limited.sh
+var LimitedScript string
 
-// UpgradeScript is one wave of an upgrade: facts.yml over every node (for the same reason as a
-// scale run's), then upgrade-cluster.yml limited to the wave.
+// ClusterScript is cluster.yml, then the facts it gathered saved for the next run.
 //
-//go:embed scripts/upgrade.sh
-var UpgradeScript string
+//go:embed scripts/cluster.sh
+var ClusterScript string
 
 // RenewCertificatesPlaybook is kubespray's own renewal of the control plane's certificates,
 // the steps of the k8s-certs-renew.sh its auto_renew_certificates timer runs on each master

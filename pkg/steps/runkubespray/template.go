@@ -79,8 +79,8 @@ type EtcdChange struct {
 }
 
 // Command is the container's command and arguments for the plan: ansible-playbook, or a
-// constant script when a run needs a playbook first (ScaleScript, UpgradeScript,
-// RenewCertificatesScript, ResetFailedJoinsScript).
+// constant script (LimitedScript, ClusterScript, RenewCertificatesScript,
+// ResetFailedJoinsScript).
 func (p Plan) Command() (command, args []string, err error) {
 	args = []string{
 		"--inventory=" + steps.InputsDir + "/hosts.ini",
@@ -109,13 +109,14 @@ func (p Plan) Command() (command, args []string, err error) {
 		if len(p.Joining) > 0 {
 			return []string{"/bin/sh", "-c", ResetFailedJoinsScript}, append([]string{Name, strings.Join(p.Joining, ",")}, args...), nil
 		}
-		return playbook, append(args, "cluster.yml"), nil
+		return []string{"/bin/sh", "-c", ClusterScript}, append([]string{Name}, args...), nil
 	case ModeScale:
 		if len(p.Nodes) == 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to add", p.Mode)
 		}
-		// The script's own name ($0), the limit ($1), then ansible-playbook's arguments.
-		return []string{"/bin/sh", "-c", ScaleScript}, append([]string{Name, nodes}, args...), nil
+		// The script's own name ($0), the limit ($1), the playbook ($2), then
+		// ansible-playbook's arguments.
+		return []string{"/bin/sh", "-c", LimitedScript}, append([]string{Name, nodes, "scale.yml"}, args...), nil
 	case ModeUpgrade:
 		if len(p.Nodes) > 0 || p.KubernetesVersion == "" {
 			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes and needs the version to upgrade to", p.Mode)
@@ -123,7 +124,7 @@ func (p Plan) Command() (command, args []string, err error) {
 		// One template for every wave: the limit is the task's parameter ($1 of a constant
 		// script, never shell text); a wave's workers go at once (serial), the masters one
 		// at a time whatever serial says (kubespray's control-plane play has serial: 1).
-		return []string{"/bin/sh", "-c", UpgradeScript}, append(withLimitParam(args), "--extra-vars=serial=100%"), nil
+		return []string{"/bin/sh", "-c", LimitedScript}, append(withLimitParam(append([]string{"upgrade-cluster.yml"}, args...)), "--extra-vars=serial=100%"), nil
 	case ModeRenewCertificates:
 		if len(p.Nodes) > 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes", p.Mode)
@@ -140,8 +141,8 @@ func (p Plan) Command() (command, args []string, err error) {
 	return nil, nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
 }
 
-// withLimitParam puts before ansible-playbook's arguments what a script taking the task's
-// limit parameter reads: its own name ($0), then the limit ($1).
+// withLimitParam puts before args what a script taking the task's limit parameter reads: its
+// own name ($0), then the limit ($1).
 func withLimitParam(args []string) []string {
 	return append([]string{Name, "{{inputs.parameters." + LimitParam + "}}"}, args...)
 }
@@ -217,7 +218,11 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 	if err != nil {
 		return wfv1.Template{}, err
 	}
-	c := steps.Container(kubesprayImage, command, args, steps.SSHKeyMount(), steps.KnownHostsMount())
+	mounts := []corev1.VolumeMount{steps.SSHKeyMount(), steps.KnownHostsMount()}
+	if plan.limited() {
+		mounts = append(mounts, corev1.VolumeMount{Name: FactsVolume, MountPath: FactsCacheDir, ReadOnly: true})
+	}
+	c := steps.Container(kubesprayImage, command, args, mounts...)
 	// The upstream image's working directory: ansible reads kubespray's ansible.cfg from it.
 	c.WorkingDir = "/kubespray"
 	c.SecurityContext.RunAsUser = ptr.To(KubesprayUser)
@@ -230,6 +235,9 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 		corev1.EnvVar{Name: "ANSIBLE_SSH_ARGS", Value: SSHArgs(steps.KnownHostsPath)},
 		// FailedAttemptsPlugin's folder, then Ansible's own default path.
 		corev1.EnvVar{Name: "ANSIBLE_CALLBACK_PLUGINS", Value: CallbackPluginsDir + ":~/.ansible/plugins/callback:/usr/share/ansible/plugins/callback"},
+		// kubespray's own fact cache (its ansible.cfg's), in a folder of its own.
+		corev1.EnvVar{Name: "ANSIBLE_CACHE_PLUGIN", Value: "jsonfile"},
+		corev1.EnvVar{Name: "ANSIBLE_CACHE_PLUGIN_CONNECTION", Value: FactsDir},
 	)
 	inputs := wfv1.Inputs{
 		Parameters: []wfv1.Parameter{{Name: steps.InventoryParam}, {Name: steps.ExtraVarsParam}},
@@ -238,6 +246,11 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 			steps.InputFile(steps.ExtraVarsParam, "extra-vars.json"),
 			FailedAttemptsArtifact(),
 		},
+	}
+	var outputs wfv1.Outputs
+	if plan.keepsFacts() {
+		inputs.Artifacts = append(inputs.Artifacts, FactsHelperArtifact())
+		outputs.Parameters = []wfv1.Parameter{factsOutput()}
 	}
 	if plan.Mode == ModeUpgrade || plan.Mode == ModeRenewCertificates {
 		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: LimitParam})
@@ -249,12 +262,21 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 	t := wfv1.Template{
 		Name:          Name,
 		Inputs:        inputs,
+		Outputs:       outputs,
 		Container:     c,
 		RetryStrategy: steps.RetryFlakes(),
 	}
 	steps.NoToken(&t)
 	return t, nil
 }
+
+// limited says whether the run limits its playbook to some nodes (LimitedScript), with the
+// kept facts of the others.
+func (p Plan) limited() bool { return p.Mode == ModeScale || p.Mode == ModeUpgrade }
+
+// keepsFacts says whether the run hands the facts it gathered to the controller (FactsParam):
+// the runs that gather them, the limited ones and cluster.yml.
+func (p Plan) keepsFacts() bool { return p.limited() || p.Mode == ModeCreate || p.Mode == "" }
 
 // AnsibleEnv is how Ansible runs in a pod of the kubespray image as nobody, on a read-only root
 // filesystem with only /tmp writable (HOME=/tmp, from steps.Container).

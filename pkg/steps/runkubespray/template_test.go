@@ -7,85 +7,109 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-// TestScaleRunsFactsFirst runs a scale run's compiled command with an ansible-playbook that
-// records its arguments: facts.yml over every node, then scale.yml limited to the new ones,
-// each with the same arguments; a failed facts.yml stops the run with its exit status.
-func TestScaleRunsFactsFirst(t *testing.T) {
-	command, args, err := Plan{Mode: ModeScale, Nodes: []string{"worker-3", "worker-4"}}.Command()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	record := filepath.Join(t.TempDir(), "calls")
-	fake := "#!/bin/sh\necho \"$*\" >> " + record + "\ncase \"$*\" in *facts.yml) exit ${FACTS_EXIT:-0};; esac\n"
-	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run := func(factsExit string) (string, int) {
-		_ = os.Remove(record)
-		cmd := exec.Command(command[0], append(command[1:], args...)...)
-		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "FACTS_EXIT=" + factsExit}
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if exit, ok := err.(*exec.ExitError); ok {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		calls, _ := os.ReadFile(record)
-		return string(calls), code
-	}
-
-	calls, code := run("0")
+// TestLimitedRunsGatherOnlyWhatIsMissing runs a scale run's and an upgrade wave's compiled
+// commands (the wave's once Argo has put its limit in) with an ansible-playbook and a python3
+// that record their arguments: the kept facts restored first, facts.yml only for the nodes the
+// restore names (every node's when the kept facts cannot be read, none when all are fresh),
+// then the playbook limited to the run's nodes, then what the run gathered saved, whatever the
+// playbook's status; a failed facts.yml stops the run with its status.
+func TestLimitedRunsGatherOnlyWhatIsMissing(t *testing.T) {
 	common := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials"
-	want := common + " playbooks/facts.yml\n" + common + " --limit=worker-3,worker-4 scale.yml\n"
-	if code != 0 || calls != want {
-		t.Errorf("a scale run called (exit %d):\n%s\nwant:\n%s", code, calls, want)
-	}
-	calls, code = run("4")
-	if code != 4 || strings.Contains(calls, "scale.yml") {
-		t.Errorf("facts.yml failing with 4: exit %d, calls:\n%s", code, calls)
+	scale := Plan{Mode: ModeScale, Nodes: []string{"worker-3", "worker-4"}}
+	wave := Plan{Mode: ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"worker-1", "worker-2"}}}
+	const restore, save = "python3 /inputs/bpa_kubespray_facts.py restore ", "python3 /inputs/bpa_kubespray_facts.py save\n"
+	for _, tc := range []struct {
+		name                string
+		plan                Plan
+		gather, restoreExit string
+		factsExit, playExit string
+		wantCalls           string
+		wantExit            int
+	}{
+		{name: "scale, every other node's facts kept", plan: scale, wantCalls: restore + "worker-3,worker-4\n" +
+			common + " --limit=worker-3,worker-4 scale.yml\n" + save},
+		{name: "scale, the master's facts stale", plan: scale, gather: "master", wantCalls: restore + "worker-3,worker-4\n" +
+			common + " --limit=master playbooks/facts.yml\n" + common + " --limit=worker-3,worker-4 scale.yml\n" + save},
+		{name: "scale, the kept facts unreadable", plan: scale, restoreExit: "1", wantCalls: restore + "worker-3,worker-4\n" +
+			common + " --limit=all playbooks/facts.yml\n" + common + " --limit=worker-3,worker-4 scale.yml\n" + save},
+		{name: "scale, facts.yml failing", plan: scale, gather: "master", factsExit: "4", wantExit: 4, wantCalls: restore + "worker-3,worker-4\n" +
+			common + " --limit=master playbooks/facts.yml\n"},
+		{name: "scale.yml failing", plan: scale, playExit: "2", wantExit: 2, wantCalls: restore + "worker-3,worker-4\n" +
+			common + " --limit=worker-3,worker-4 scale.yml\n" + save},
+		{name: "a wave, the masters' facts stale", plan: wave, gather: "master-1,master-2", wantCalls: restore + "worker-1,worker-2\n" +
+			common + " --extra-vars=serial=100% --limit=master-1,master-2 playbooks/facts.yml\n" +
+			common + " --extra-vars=serial=100% --limit=worker-1,worker-2 upgrade-cluster.yml\n" + save},
+		{name: "a wave failing", plan: wave, playExit: "3", wantExit: 3, wantCalls: restore + "worker-1,worker-2\n" +
+			common + " --extra-vars=serial=100% --limit=worker-1,worker-2 upgrade-cluster.yml\n" + save},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			command, args, err := tc.plan.Command()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.plan.Mode == ModeUpgrade {
+				if args[1] != "{{inputs.parameters."+LimitParam+"}}" {
+					t.Fatalf("the limit is %q, want the task's parameter", args[1])
+				}
+				args[1] = "worker-1,worker-2"
+			}
+			calls := runWithFakes(t, command, args, map[string]string{
+				"ansible-playbook": "echo \"$*\" >> $RECORD\ncase \"$*\" in *facts.yml) exit ${FACTS_EXIT:-0};; esac\nexit ${PLAY_EXIT:-0}\n",
+				"python3":          "echo \"python3 $*\" >> $RECORD\n[ \"$2\" = restore ] && echo \"$GATHER\"\nexit ${RESTORE_EXIT:-0}\n",
+			}, tc.wantExit, "GATHER="+tc.gather, "RESTORE_EXIT="+tc.restoreExit, "FACTS_EXIT="+tc.factsExit, "PLAY_EXIT="+tc.playExit)
+			if diff := cmp.Diff(tc.wantCalls, calls); diff != "" {
+				t.Errorf("the run called (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
-// TestUpgradeWaveRunsFactsFirst: one wave of an upgrade, as its pod runs it once Argo has put
-// the wave's limit in: facts.yml over every node, then upgrade-cluster.yml limited to the wave,
-// its workers at once; a failed facts.yml stops it.
-func TestUpgradeWaveRunsFactsFirst(t *testing.T) {
-	command, args, err := Plan{Mode: ModeUpgrade, KubernetesVersion: "1.34.3", Waves: [][]string{{"worker-1", "worker-2"}}}.Command()
+// runWithFakes runs a compiled command with the fake tools given (name → the script's body,
+// $RECORD the file they record to) first on PATH, and returns what they recorded; the run
+// must end with wantExit.
+func runWithFakes(t *testing.T, command, args []string, fakes map[string]string, wantExit int, env ...string) string {
+	t.Helper()
+	bin := t.TempDir()
+	record := filepath.Join(t.TempDir(), "calls")
+	for name, body := range fakes {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(command[0], append(command[1:], args...)...)
+	cmd.Env = append([]string{"PATH=" + bin + ":/usr/bin:/bin", "RECORD=" + record, "TMPDIR=" + t.TempDir()}, env...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if code != wantExit {
+		t.Errorf("the run exited %d, want %d:\n%s", code, wantExit, out)
+	}
+	calls, _ := os.ReadFile(record)
+	return string(calls)
+}
+
+// TestClusterRunKeepsItsFacts: cluster.yml, then what it gathered saved, whatever its status.
+func TestClusterRunKeepsItsFacts(t *testing.T) {
+	command, args, err := Plan{Mode: ModeCreate}.Command()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if args[1] != "{{inputs.parameters."+LimitParam+"}}" {
-		t.Fatalf("the limit is %q, want the task's parameter", args[1])
-	}
-	args[1] = "worker-1,worker-2"
-	bin := t.TempDir()
-	record := filepath.Join(t.TempDir(), "calls")
-	fake := "#!/bin/sh\necho \"$*\" >> " + record + "\ncase \"$*\" in *facts.yml) exit ${FACTS_EXIT:-0};; esac\n"
-	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, factsExit := range []string{"0", "3"} {
-		_ = os.Remove(record)
-		cmd := exec.Command(command[0], append(command[1:], args...)...)
-		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "FACTS_EXIT=" + factsExit}
-		out, err := cmd.CombinedOutput()
-		calls, _ := os.ReadFile(record)
-		common := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials --extra-vars=serial=100%"
-		want := common + " playbooks/facts.yml\n" + common + " --limit=worker-1,worker-2 upgrade-cluster.yml\n"
-		if factsExit != "0" {
-			want = common + " playbooks/facts.yml\n"
-			if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 3 {
-				t.Errorf("facts.yml failing with 3: %v %s", err, out)
-			}
-		} else if err != nil {
-			t.Errorf("%v: %s", err, out)
-		}
-		if string(calls) != want {
-			t.Errorf("facts.yml exit %s: the wave called\n%s\nwant\n%s", factsExit, calls, want)
+	common := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials"
+	for _, status := range []int{0, 2} {
+		calls := runWithFakes(t, command, args, map[string]string{
+			"ansible-playbook": "echo \"$*\" >> $RECORD\nexit $PLAY_EXIT\n",
+			"python3":          "echo \"python3 $*\" >> $RECORD\n",
+		}, status, fmt.Sprintf("PLAY_EXIT=%d", status))
+		if diff := cmp.Diff(common+" cluster.yml\npython3 /inputs/bpa_kubespray_facts.py save\n", calls); diff != "" {
+			t.Errorf("cluster.yml exiting %d: the run called (-want +got):\n%s", status, diff)
 		}
 	}
 }
@@ -97,7 +121,6 @@ func TestCommands(t *testing.T) {
 		last    string
 		wantErr string
 	}{
-		{plan: Plan{Mode: ModeCreate}, last: "cluster.yml"},
 		{plan: Plan{Mode: ModeRemove, Nodes: []string{"worker-1"}}, last: "--extra-vars=node=worker-1 --extra-vars=skip_confirmation=true --extra-vars=@/inputs/removal-vars.json remove-node.yml"},
 		{plan: Plan{Mode: ModeCreate, Nodes: []string{"worker-1"}}, wantErr: "takes no nodes"},
 		{plan: Plan{Mode: ModeScale}, wantErr: "needs the nodes to add"},

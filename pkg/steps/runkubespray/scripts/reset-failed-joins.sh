@@ -5,4 +5,7 @@ cat > "$playbook" <<'PLAYBOOK'
 PLAYBOOK
 echo "run-kubespray: masters $limit join the control plane; a join an earlier attempt left half done is reset first"
 ansible-playbook "$@" --limit="$limit" "$playbook" || exit
-exec ansible-playbook "$@" cluster.yml
+ansible-playbook "$@" cluster.yml
+status=$?
+python3 /inputs/bpa_kubespray_facts.py save || echo "run-kubespray: the facts gathered were not kept: the next run gathers them again"
+exit "$status"

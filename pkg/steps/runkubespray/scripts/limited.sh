@@ -1,0 +1,16 @@
+limit=$1
+playbook=$2
+shift 2
+facts=/inputs/bpa_kubespray_facts.py
+if ! gather=$(python3 "$facts" restore "$limit"); then
+	echo "run-kubespray: the kept facts could not be read: every node's are gathered"
+	gather=all
+fi
+if [ -n "$gather" ]; then
+	echo "run-kubespray: playbooks/facts.yml for $gather first: $playbook --limit=$limit needs the others' facts in kubespray's fact cache"
+	ansible-playbook "$@" --limit="$gather" playbooks/facts.yml || exit
+fi
+ansible-playbook "$@" --limit="$limit" "$playbook"
+status=$?
+python3 "$facts" save || echo "run-kubespray: the facts gathered were not kept: the next run gathers them again"
+exit "$status"
