@@ -177,8 +177,9 @@ const (
 	// EventHostKeyRepinned: pin-host-keys pinned a node's new host key, because its
 	// BareMetalHost was provisioned again since, or its address now belongs to another host.
 	EventHostKeyRepinned = "HostKeyRepinned"
-	// EventNodeNotAnswering: pin-host-keys found a node the run needs, whose key was pinned
-	// before, not answering SSH: the run waits for it, within the step's retries.
+	// EventNodeNotAnswering: pin-host-keys found a node whose key was pinned before not
+	// answering SSH: the run waits for it, within the step's retries, or goes on without it
+	// when it can (status.notAnswering).
 	EventNodeNotAnswering = "NodeNotAnswering"
 	// EventUngracefulRemoval: check-leaving-nodes found a leaving node that does not answer, so
 	// the remove run takes the leaving nodes out without draining them for sure or resetting

@@ -264,11 +264,29 @@ type ProvisioningStatus struct {
 	// +optional
 	Certificates *CertificatesStatus `json:"certificates,omitempty"`
 
+	// notAnswering are the nodes the mirrored Workflow went on without when they did not answer
+	// SSH (pin-host-keys): a removal's leaving nodes, a renewal's workers, a scale run's other
+	// workers. A node the run needs that does not answer makes it wait instead (its message).
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	NotAnswering []SilentNode `json:"notAnswering,omitempty"`
+
 	// startedRun is the last run the controller started, recorded before its Workflow was
 	// created: a started run whose Workflow is gone with no recorded end (deleted while the
 	// controller was down) is Stalled (WorkflowDeleted), never started again by itself.
 	// +optional
 	StartedRun *RunStart `json:"startedRun,omitempty"`
+}
+
+// SilentNode is a node that did not answer SSH when a run's pin-host-keys tried it.
+type SilentNode struct {
+	// node is the entry's label.
+	Node string `json:"node"`
+	// address is where it was tried (IP:port).
+	Address string `json:"address"`
+	// triedAt is when.
+	TriedAt metav1.Time `json:"triedAt"`
 }
 
 // KubeletVersion is the nodes that run one kubelet version.

@@ -417,6 +417,9 @@ func applyProvisioningObservation(p *bpav1.Provisioning, o observe.Observation, 
 		}
 	}
 	p.Status.Upgrade = o.Upgrade
+	if o.NotAnswering != nil {
+		p.Status.NotAnswering = o.NotAnswering
+	}
 	if r := o.NodesReport; r != nil && r.Unreadable == "" {
 		p.Status.Kubelets, p.Status.KubeletVersions = r.Kubelets, r.Summary()
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/discoverhosts"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/fetchkubeconfig"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/readcertificates"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/resolveleases"
@@ -57,6 +58,9 @@ type Observation struct {
 	Certificates *bpav1.CertificatesStatus
 	// Upgrade is where an upgrade's waves stand; nil for a Workflow that is not an upgrade.
 	Upgrade *bpav1.UpgradeStatus
+	// NotAnswering are the nodes the run went on without, silent (pin-host-keys' output, its
+	// newest attempt that succeeded); nil before it has.
+	NotAnswering []bpav1.SilentNode
 	// NodesUnavailable says why the node status could not be read (offloaded to Argo's
 	// database, or undecodable); phase and progress are still mirrored.
 	NodesUnavailable string
@@ -110,7 +114,23 @@ func Of(in *wfv1.Workflow) Observation {
 	o.Upgrade = upgradeOf(in, nodes)
 	o.NodesReport = nodesReportOf(pods)
 	o.Certificates = certificatesOf(pods)
+	o.NotAnswering = notAnsweringOf(pods)
 	return o
+}
+
+// notAnsweringOf reads pin-host-keys' silent nodes, the newest attempt that succeeded; an
+// output that does not parse is none.
+func notAnsweringOf(pods []wfv1.NodeStatus) []bpav1.SilentNode {
+	n := newestSucceeded(pods, pinhostkeys.Name)
+	if n == nil {
+		return nil
+	}
+	raw, _ := outputParam(n, pinhostkeys.SilentParam)
+	silent, err := pinhostkeys.ParseSilent(raw)
+	if err != nil || silent == nil {
+		return []bpav1.SilentNode{}
+	}
+	return silent
 }
 
 // certificatesOf reads read-certificates' output, the newest attempt that succeeded; a report

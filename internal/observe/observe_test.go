@@ -17,6 +17,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/compile"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checknodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/installsoftware"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/readcertificates"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
@@ -342,5 +343,26 @@ func TestObserveCertificates(t *testing.T) {
 		if o := observe.Of(wf); o.Certificates != nil {
 			t.Errorf("%s: %+v, want nil", bad, o.Certificates)
 		}
+	}
+}
+
+// TestObserveNotAnswering: the nodes pin-host-keys' newest attempt that succeeded went on
+// without; none before it has, and none said by an output that does not parse.
+func TestObserveNotAnswering(t *testing.T) {
+	wf := &wfv1.Workflow{Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowRunning, Nodes: wfv1.Nodes{}}}
+	if o := observe.Of(wf); o.NotAnswering != nil {
+		t.Errorf("before pin-host-keys ran: %+v", o.NotAnswering)
+	}
+	at := metav1.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
+	wf.Status.Nodes["failed"] = pod("failed", pinhostkeys.Name, wfv1.NodeFailed, 1, nil)
+	wf.Status.Nodes["old"] = pod("old", pinhostkeys.Name, wfv1.NodeSucceeded, 2, map[string]string{pinhostkeys.SilentParam: `[]`})
+	wf.Status.Nodes["new"] = pod("new", pinhostkeys.Name, wfv1.NodeSucceeded, 3, map[string]string{
+		pinhostkeys.SilentParam: `[{"node":"worker-1","address":"10.0.0.2:22","triedAt":"2026-12-06T03:00:00Z"}]`})
+	if diff := cmp.Diff([]bpav1.SilentNode{{Node: "worker-1", Address: "10.0.0.2:22", TriedAt: at}}, observe.Of(wf).NotAnswering); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	wf.Status.Nodes["bad"] = pod("bad", pinhostkeys.Name, wfv1.NodeSucceeded, 4, map[string]string{pinhostkeys.SilentParam: `[{"node":"worker-1"}]`})
+	if got := observe.Of(wf).NotAnswering; got == nil || len(got) != 0 {
+		t.Errorf("an output that does not parse: %+v, want none", got)
 	}
 }

@@ -106,22 +106,33 @@ func KubesprayImageOf(p *bpav1.Provisioning, opts Options) string {
 
 // mayNotAnswer are the nodes a run can do without, which pin-host-keys lets be silent: a
 // removal's leaving nodes (a dead server is removed without them), a renewal's workers (it
-// renews the control plane alone). Every other node the run touches must answer before any
-// host is.
+// renews the control plane alone), a scale run's other workers (their kept facts stand for
+// them). Every other node the run touches must answer before any host is.
 func mayNotAnswer(plan runkubespray.Plan, spec *bpav1.ProvisioningSpec) []string {
 	switch plan.Mode {
 	case runkubespray.ModeRemove:
 		return leaving(plan)
 	case runkubespray.ModeRenewCertificates:
-		var workers []string
-		for _, entry := range spec.Workers {
-			for label := range entry {
+		return workersOf(spec, nil)
+	case runkubespray.ModeScale:
+		// scale.yml touches only the new nodes; the others' facts are kept (a silent node's
+		// last ones stand for it), and kubespray delegates to the masters, which must answer.
+		return workersOf(spec, plan.Nodes)
+	}
+	return nil
+}
+
+// workersOf are the spec's workers but those of except, sorted.
+func workersOf(spec *bpav1.ProvisioningSpec, except []string) []string {
+	var workers []string
+	for _, entry := range spec.Workers {
+		for label := range entry {
+			if !slices.Contains(except, label) {
 				workers = append(workers, label)
 			}
 		}
-		return sortedCopy(workers)
 	}
-	return nil
+	return sortedCopy(workers)
 }
 
 // leaving are the nodes a remove run takes out of the cluster.

@@ -21,7 +21,8 @@ func TestMayNotAnswer(t *testing.T) {
 		want []string
 	}{
 		{name: "a new cluster needs every node", plan: runkubespray.Plan{Mode: runkubespray.ModeCreate}},
-		{name: "a scale run needs every node", plan: runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker-1"}}},
+		{name: "a scale run: the workers it does not add", plan: runkubespray.Plan{Mode: runkubespray.ModeScale, Nodes: []string{"worker-1"}},
+			want: []string{"worker-2"}},
 		{name: "an upgrade needs every node", plan: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, Waves: [][]string{{"worker-1"}, {"worker-2"}}}},
 		{name: "a removal: its leaving nodes, sorted", plan: runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker-2", "worker-1"}},
 			want: []string{"worker-1", "worker-2"}},

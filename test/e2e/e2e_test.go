@@ -262,11 +262,13 @@ func (s *suite) installTheSoftware() *bpav1.Software {
 	return sw
 }
 
-// addAWorker adds worker-2: a scale run for it alone, then the Software for it alone.
+// addAWorker adds worker-2 while worker-1 hangs: a scale run for it alone, which goes on
+// without worker-1 (its kept facts stand for it), then the Software for it alone.
 func (s *suite) addAWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
 	t := s.t
-	say(t, "add worker-2: a scale Workflow for it alone, then software for it alone")
+	say(t, "add worker-2 while worker-1 hangs: a scale Workflow for it alone, then software for it alone")
 	s.factsKept(p, "master-1", "worker-1")
+	s.hosts[1].Freeze(t)
 	patch(t, s.c, p, func(p *bpav1.Provisioning) {
 		p.Spec.Workers = append(p.Spec.Workers, bpav1.HostEntry{"worker-2": {MACAddress: s.hosts[2].MAC}})
 	})
@@ -288,6 +290,8 @@ func (s *suite) addAWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
 		t.Errorf("the scale run gathered other nodes' facts again, or kept other facts than worker-2's:\n%s", log)
 	}
 	s.factsKept(p, "master-1", "worker-1", "worker-2")
+	s.checkNotAnswering(p, "worker-1", s.hosts[1].IP)
+	s.hosts[1].Thaw()
 	if got := s.hosts[2].file("joined"); got != "worker-2 scaled" {
 		t.Errorf("worker-2 joined with %q, want the scale stand-in's mark", got)
 	}
@@ -475,6 +479,7 @@ func (s *suite) removeADeadServer(p *bpav1.Provisioning, sw *bpav1.Software) {
 		t.Errorf("worker-2 powered off, check-leaving-nodes chose %s", got)
 	}
 	s.checkUngracefulEvent(p, "worker-2")
+	s.checkNotAnswering(p, "worker-2", s.hosts[2].IP)
 	s.eventually("worker-2's host released", func() error { return s.claims(p, 2) })
 	s.waitSoftwareReady(sw, 6, 2)
 }
@@ -888,6 +893,29 @@ func (s *suite) checkUngracefulEvent(p *bpav1.Provisioning, node string) {
 		}
 	}
 	s.t.Errorf("no Warning %s Event on %s naming %s", bpav1.EventUngracefulRemoval, p.Name, node)
+}
+
+// checkNotAnswering: the run went on without node, silent at ip: the status lists it with its
+// address, and a Warning Event says so.
+func (s *suite) checkNotAnswering(p *bpav1.Provisioning, node, ip string) {
+	s.t.Helper()
+	cur := &bpav1.Provisioning{}
+	must(s.t, s.c.Get(ctx(), client.ObjectKeyFromObject(p), cur))
+	if !slices.ContainsFunc(cur.Status.NotAnswering, func(n bpav1.SilentNode) bool {
+		return n.Node == node && n.Address == net.JoinHostPort(ip, "22") && !n.TriedAt.IsZero()
+	}) {
+		s.t.Errorf("status.notAnswering %+v, want %s at %s", cur.Status.NotAnswering, node, ip)
+	}
+	var events corev1.EventList
+	must(s.t, s.c.List(ctx(), &events, client.InNamespace(namespace)))
+	for _, e := range events.Items {
+		if e.Reason == bpav1.EventNodeNotAnswering && e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == p.Name &&
+			strings.Contains(e.Message, `node "`+node+`"`) && strings.HasSuffix(e.Message, "the run goes on without it") {
+			say(s.t, "Event %s %s: %s", e.Type, e.Reason, e.Message)
+			return
+		}
+	}
+	s.t.Errorf("no Warning %s Event on %s saying the run goes on without %s", bpav1.EventNodeNotAnswering, p.Name, node)
 }
 
 func (s *suite) checkClaims(p *bpav1.Provisioning, want int) {

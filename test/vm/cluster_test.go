@@ -181,7 +181,7 @@ func (s *vmSite) nextGeneration(t *testing.T, leaving []string) {
 	if s.addressed, err = resolveleasespod.Run(ctx, s.env.Client, s.ref, s.placed, s.site.LeaseFile, leases.FormatDnsmasq); err != nil {
 		t.Fatal(err)
 	}
-	if err := pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, nil, 22, 20*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, nil, 22, 20*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 }

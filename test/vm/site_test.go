@@ -132,7 +132,7 @@ func startVMSite(t *testing.T, subnet string, specs []testvm.Spec, vars map[stri
 			t.Fatalf("%s at %q, want %s (its lease)", n.Label, n.IP, want)
 		}
 	}
-	if err := pinhostkeyspod.Run(ctx, env.Client, s.ref, s.addressed, nil, 22, 20*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx, env.Client, s.ref, s.addressed, nil, 22, 20*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 	return s

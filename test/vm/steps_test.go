@@ -368,7 +368,7 @@ func (s *stepsStory) rebuiltWorkerRepinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = c.Close()
-	err = pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, nil, 22, 20*time.Second)
+	err = pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, nil, 22, 20*time.Second, "")
 	var changed *sshexec.HostKeyChangedError
 	if !errors.As(err, &changed) || steps.IsRetryable(err) || !strings.Contains(err.Error(), ssh.FingerprintSHA256(newKey)) {
 		t.Fatalf("pinning the rebuilt worker's new key: %v; want a final HostKeyChanged naming it", err)
@@ -381,7 +381,7 @@ func (s *stepsStory) rebuiltWorkerRepinned(t *testing.T) {
 	if err := s.env.Client.Status().Update(ctx, &bmh); err != nil {
 		t.Fatal(err)
 	}
-	if err := pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, nil, 22, 20*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx, s.env.Client, s.ref, s.addressed, nil, 22, 20*time.Second, ""); err != nil {
 		t.Fatalf("pinning the worker metal3 provisioned again: %v", err)
 	}
 	events := &corev1.EventList{}

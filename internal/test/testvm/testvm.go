@@ -408,6 +408,26 @@ func (s *Site) Rebuild(t testing.TB, m *Machine, image Image, authorizedKey ssh.
 // PowerOff stops the machine at once, as pulling its power would.
 func (m *Machine) PowerOff() { stop(m.cmd) }
 
+// Freeze stops the machine's QEMU where it is (SIGSTOP): the machine answers nothing, as a
+// hung server, until Thaw, or the test's end.
+func (m *Machine) Freeze(t testing.TB) {
+	t.Helper()
+	if !m.Running() {
+		t.Fatalf("machine %s is not running", m.Name)
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("freezing machine %s: %v", m.Name, err)
+	}
+	t.Cleanup(m.Thaw)
+}
+
+// Thaw lets a frozen machine run again.
+func (m *Machine) Thaw() {
+	if m.Running() {
+		_ = m.cmd.Process.Signal(syscall.SIGCONT)
+	}
+}
+
 // Running reports whether the machine's QEMU runs (it was booted and not powered off).
 func (m *Machine) Running() bool { return m.cmd != nil && m.cmd.ProcessState == nil }
 

@@ -5,10 +5,14 @@
 package pinhostkeys
 
 import (
+	"encoding/json"
+	"fmt"
+	"path"
 	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
 )
 
@@ -28,10 +32,38 @@ func Template(stepImage string, mayNotAnswer []string) wfv1.Template {
 	if len(mayNotAnswer) > 0 {
 		args = append(args, "--may-not-answer="+strings.Join(mayNotAnswer, ","))
 	}
+	args = append(args, "--silent-output="+path.Join(steps.OutputsDir, SilentFile))
+	silent := steps.OutputFile(SilentParam, SilentFile)
+	silent.ValueFrom.Default = wfv1.AnyStringPtr("")
 	return wfv1.Template{
 		Name:          Name,
 		Inputs:        steps.HostsInput(),
+		Outputs:       wfv1.Outputs{Parameters: []wfv1.Parameter{silent}},
 		Container:     steps.StepContainer(stepImage, Name, args),
 		RetryStrategy: steps.WaitForTheWorld(),
 	}
+}
+
+// The nodes the run goes on without, silent: the step's output, for the CR's status.
+const (
+	SilentParam = "silent-nodes"
+	SilentFile  = "silent-nodes.json"
+)
+
+// ParseSilent reads SilentParam's value: the silent nodes, each named, with an address and a
+// time; an empty value is none.
+func ParseSilent(raw string) ([]bpav1.SilentNode, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var silent []bpav1.SilentNode
+	if err := json.Unmarshal([]byte(raw), &silent); err != nil {
+		return nil, fmt.Errorf("%s: %w", SilentParam, err)
+	}
+	for _, n := range silent {
+		if n.Node == "" || n.Address == "" || n.TriedAt.IsZero() {
+			return nil, fmt.Errorf("%s: a node without a name, an address or a time: %+v", SilentParam, n)
+		}
+	}
+	return silent, nil
 }

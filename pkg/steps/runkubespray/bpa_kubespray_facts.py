@@ -7,7 +7,10 @@ script moves them between that ConfigMap and Ansible's jsonfile cache:
 
   restore LIMIT  writes the cached facts of each node still fresh into the fact cache and
                  prints, comma-separated, the nodes outside LIMIT whose facts must be gathered
-                 again (the reason for each goes to stderr);
+                 again (the reason for each goes to stderr). A node outside LIMIT that does
+                 not answer keeps its last facts, however old, if they still hold for its
+                 address and host key; without such facts the run cannot go on: restore says
+                 which node, and exits with REFUSED;
   save           writes, for the controller to keep, the facts this run gathered (OUTPUT).
 
 A node's cached facts are fresh when they are at most MAX_AGE seconds old, were gathered at the
@@ -21,6 +24,7 @@ import datetime
 import gzip
 import json
 import os
+import socket
 import sys
 
 CACHE_DIR = os.environ.get("BPA_FACTS_CACHE", "/etc/bpa/kubespray-facts")
@@ -29,6 +33,13 @@ INVENTORY = os.environ.get("BPA_FACTS_INVENTORY", "/inputs/hosts.ini")
 KNOWN_HOSTS = os.environ.get("BPA_FACTS_KNOWN_HOSTS", "/etc/bpa/known-hosts/known_hosts")
 OUTPUT = os.environ.get("BPA_FACTS_OUTPUT", "/tmp/outputs/kubespray-facts.json")
 MAX_AGE = int(os.environ.get("BPA_FACTS_MAX_AGE", "86400"))
+# How long a node's sshd has to accept a connection before the node counts as silent.
+PROBE_TIMEOUT = float(os.environ.get("BPA_FACTS_PROBE_TIMEOUT", "10"))
+# restore's exit status when a silent node's facts are needed and none hold; why goes to the
+# pod's termination message too, which Argo shows as the step's (and the controller in the
+# CR's status). Outside a pod the file is not there, and nothing is written.
+REFUSED = 3
+TERMINATION_LOG = os.environ.get("BPA_FACTS_TERMINATION_LOG", "/dev/termination-log")
 # Written after the restored facts: a fact file newer than it was gathered by this run.
 MARKER = os.path.join(FACT_DIR, ".restored")
 
@@ -42,12 +53,22 @@ def inventory(limit):
 
     inv = InventoryManager(loader=DataLoader(), sources=[INVENTORY])
     hosts = {h.name: str(h.vars.get("ansible_host", h.name)) for h in inv.get_hosts("all")}
+    ports = {h.name: int(h.vars.get("ansible_port", 22)) for h in inv.get_hosts("all")}
     limited = {h.name for h in inv.get_hosts(limit)} if limit else set()
-    return hosts, limited
+    return hosts, ports, limited
+
+
+def silent(address, port):
+    """Why the node's sshd does not accept a connection, or None when it does."""
+    try:
+        with socket.create_connection((address, port), timeout=PROBE_TIMEOUT):
+            return None
+    except OSError as e:
+        return str(e) or type(e).__name__
 
 
 def pinned_keys(path):
-    """The pinned host keys (base64) by address, from an OpenSSH known_hosts file."""
+    """The pinned host keys (base64) by address and port, from an OpenSSH known_hosts file."""
     keys = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -55,14 +76,16 @@ def pinned_keys(path):
             if len(fields) < 3 or fields[0].startswith(("#", "@", "|")):
                 continue
             for name in fields[0].split(","):
+                port = 22
                 if name.startswith("[") and "]:" in name:
-                    name = name[1:name.index("]:")]
-                keys.setdefault(name, set()).add(fields[2])
+                    name, port = name[1:name.index("]:")], int(name[name.index("]:") + 2:])
+                keys.setdefault((name, port), set()).add(fields[2])
     return keys
 
 
-def stale(entry, address, pinned, now):
-    """Why a cached entry cannot stand for the node now, or None."""
+def stale(entry, address, pinned, now, max_age=MAX_AGE):
+    """Why a cached entry cannot stand for the node now, or None. pinned are the node's pinned
+    host keys."""
     if entry is None:
         return "no facts kept"
     try:
@@ -70,13 +93,13 @@ def stale(entry, address, pinned, now):
     except (KeyError, TypeError, ValueError):
         return "facts kept without the time they were gathered"
     age = (now - gathered).total_seconds()
-    if age > MAX_AGE:
-        return "facts %dh old, older than %dh" % (age // 3600, MAX_AGE // 3600)
+    if age > max_age:
+        return "facts %dh old, older than %dh" % (age // 3600, max_age // 3600)
     if entry.get("address") != address:
         return "facts gathered at %s, the node is at %s now" % (entry.get("address"), address)
     facts = entry.get("facts") or {}
     keys = {v.split()[-1] for k, v in facts.items() if k.startswith("ansible_ssh_host_key_") and isinstance(v, str) and v}
-    if not keys & pinned.get(address, set()):
+    if not keys & pinned:
         return "its host key changed since its facts were gathered (reprovisioned)"
     return None
 
@@ -92,26 +115,43 @@ def read_entry(node):
 
 
 def restore(limit, now):
-    hosts, limited = inventory(limit)
+    hosts, ports, limited = inventory(limit)
     pinned = pinned_keys(KNOWN_HOSTS)
     os.makedirs(FACT_DIR, exist_ok=True)
-    gather = []
+    gather, refused = [], []
     for node in sorted(hosts):
         entry = read_entry(node)
-        why = stale(entry, hosts[node], pinned, now)
+        keys = pinned.get((hosts[node], ports[node]), set())
+        why = stale(entry, hosts[node], keys, now)
+        if why is not None and node not in limited:
+            quiet = silent(hosts[node], ports[node])
+            if quiet is None:
+                print("run-kubespray: %s: %s: gathering them again" % (node, why), file=sys.stderr)
+                gather.append(node)
+                continue
+            if stale(entry, hosts[node], keys, now, max_age=float("inf")) is not None:
+                refused.append("%s (%s) does not answer (%s) and no facts of it are kept that hold (%s): "
+                               "the run needs them; bring the node back, or take it out of the spec" % (node, hosts[node], quiet, why))
+                print("run-kubespray: " + refused[-1], file=sys.stderr)
+                continue
+            print("run-kubespray: %s (%s) does not answer (%s): its kept facts stand for it (%s)" % (node, hosts[node], quiet, why), file=sys.stderr)
+            why = None
         if why is None:
             with open(os.path.join(FACT_DIR, node), "w", encoding="utf-8") as f:
                 json.dump(entry["facts"], f)
-        elif node not in limited:
-            print("run-kubespray: %s: %s: gathering them again" % (node, why), file=sys.stderr)
-            gather.append(node)
     with open(MARKER, "w", encoding="utf-8"):
         pass
+    if refused:
+        if os.path.exists(TERMINATION_LOG):
+            with open(TERMINATION_LOG, "w", encoding="utf-8") as f:
+                f.write("; ".join(refused))
+        return REFUSED
     print(",".join(gather))
+    return 0
 
 
 def save():
-    hosts, _ = inventory("")
+    hosts, _, _ = inventory("")
     since = os.stat(MARKER).st_mtime_ns if os.path.exists(MARKER) else 0
     kept = {}
     for node in sorted(hosts):
@@ -132,7 +172,7 @@ def save():
 
 def main(argv):
     if len(argv) == 3 and argv[1] == "restore":
-        restore(argv[2], datetime.datetime.now(datetime.timezone.utc))
+        return restore(argv[2], datetime.datetime.now(datetime.timezone.utc))
     elif len(argv) == 2 and argv[1] == "save":
         save()
     else:

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +20,24 @@ import (
 )
 
 // factsHelper runs FactsHelper, as the pod does, with the Python that runs the host's
-// ansible-playbook (the helper reads the inventory through Ansible's own parser).
+// ansible-playbook (the helper reads the inventory through Ansible's own parser), on nodes at
+// loopback addresses: one that answers has a listener at its port, one that does not, a port
+// nothing listens on.
 type factsHelper struct {
-	python, script                         string
-	cache, facts, inventory, known, output string
+	python, script                                     string
+	cache, facts, inventory, known, output, terminated string
+	ports                                              map[string]int
+}
+
+// factsNodes are the nodes of the helper's inventory: their addresses, and whether each
+// answers.
+var factsNodes = []struct {
+	name, address string
+	answers       bool
+}{
+	{"master", "127.0.0.1", true}, {"worker-1", "127.0.0.2", true}, {"worker-2", "127.0.0.3", true},
+	{"worker-3", "127.0.0.4", true}, {"worker-4", "127.0.0.5", true}, {"worker-5", "127.0.0.6", true},
+	{"worker-6", "127.0.0.7", false}, {"worker-7", "127.0.0.8", false},
 }
 
 func newFactsHelper(t *testing.T) *factsHelper {
@@ -42,36 +59,59 @@ func newFactsHelper(t *testing.T) *factsHelper {
 	dir := t.TempDir()
 	h := &factsHelper{python: fields[len(fields)-1], script: filepath.Join(dir, "bpa_kubespray_facts.py"),
 		cache: filepath.Join(dir, "cache"), facts: filepath.Join(dir, "facts"), inventory: filepath.Join(dir, "hosts.ini"),
-		known: filepath.Join(dir, "known_hosts"), output: filepath.Join(dir, "outputs", FactsFile)}
+		known: filepath.Join(dir, "known_hosts"), output: filepath.Join(dir, "outputs", FactsFile),
+		terminated: filepath.Join(dir, "termination-log"), ports: map[string]int{}}
 	if fields[0] == "/usr/bin/env" {
 		h.python = fields[1]
 	}
-	for path, content := range map[string]string{
-		h.script: FactsHelper,
-		h.inventory: "[kube_control_plane]\nmaster ansible_host=10.0.0.1\n[kube_node]\nworker-1 ansible_host=10.0.0.2\n" +
-			"worker-2 ansible_host=10.0.0.3\nworker-3 ansible_host=10.0.0.4\nworker-4 ansible_host=10.0.0.5\nworker-5 ansible_host=10.0.0.6\n" +
-			"[etcd]\nmaster\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n",
-		h.known: "10.0.0.1 ssh-ed25519 KEYMASTER\n10.0.0.2 ssh-ed25519 KEYW1\n10.0.0.3 ssh-ed25519 KEYW2NEW\n" +
-			"[10.0.0.4]:22 ssh-ed25519 KEYW3\n10.0.0.9 ssh-ed25519 KEYW4\n10.0.0.6 ssh-ed25519 KEYW5\n",
-	} {
+	inventory := "[kube_control_plane]\n"
+	var known strings.Builder
+	for i, n := range factsNodes {
+		l, err := net.Listen("tcp", n.address+":0")
+		must(t, err)
+		h.ports[n.name] = l.Addr().(*net.TCPAddr).Port
+		if n.answers {
+			t.Cleanup(func() { l.Close() })
+		} else {
+			l.Close() // nothing listens there: the node does not answer
+		}
+		inventory += fmt.Sprintf("%s ansible_host=%s ansible_port=%d\n", n.name, n.address, h.ports[n.name])
+		if i == 0 {
+			inventory += "[kube_node]\n"
+		}
+		key := "KEY" + strings.ToUpper(strings.ReplaceAll(n.name, "-", ""))
+		if n.name == "worker-2" {
+			key += "NEW" // reprovisioned since its facts were gathered
+		}
+		fmt.Fprintf(&known, "[%s]:%d ssh-ed25519 %s\n", n.address, h.ports[n.name], key)
+	}
+	inventory += "[etcd]\nmaster\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n"
+	for path, content := range map[string]string{h.script: FactsHelper, h.inventory: inventory, h.known: known.String(), h.terminated: ""} {
 		must(t, os.WriteFile(path, []byte(content), 0o600))
 	}
 	must(t, os.MkdirAll(h.cache, 0o755))
 	return h
 }
 
-func (h *factsHelper) run(t *testing.T, args ...string) (stdout, stderr string) {
+// run runs the helper and returns what it wrote and its exit status.
+func (h *factsHelper) run(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
 	cmd := exec.Command(h.python, append([]string{h.script}, args...)...)
 	cmd.Env = append(os.Environ(), "BPA_FACTS_CACHE="+h.cache, "ANSIBLE_CACHE_PLUGIN_CONNECTION="+h.facts,
 		"BPA_FACTS_INVENTORY="+h.inventory, "BPA_FACTS_KNOWN_HOSTS="+h.known, "BPA_FACTS_OUTPUT="+h.output,
+		"BPA_FACTS_TERMINATION_LOG="+h.terminated, "BPA_FACTS_PROBE_TIMEOUT=5",
 		"ANSIBLE_LOCAL_TEMP="+t.TempDir(), "HOME="+t.TempDir())
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		status = exit.ExitCode()
+	case err != nil:
 		t.Fatalf("%s %v: %v\n%s%s", filepath.Base(h.script), args, err, out.String(), errOut.String())
 	}
-	return out.String(), errOut.String()
+	return out.String(), errOut.String(), status
 }
 
 // keep writes a node's entry into the mounted cache, as the controller's ConfigMap holds it.
@@ -98,26 +138,31 @@ func keyed(key string) map[string]any {
 
 // TestRestoreGathersOnlyWhatIsNotFresh: the kept facts of each node stand for it when they are
 // younger than FactsMaxAge, were gathered at the node's address and hold its pinned host key;
-// every other node outside the limit is named, with why, and only fresh facts reach the cache.
+// every other node outside the limit is named, with why, and gathered again if it answers; one
+// that does not keeps its last facts when they hold but for their age. Only facts that stand
+// reach the cache.
 func TestRestoreGathersOnlyWhatIsNotFresh(t *testing.T) {
 	h := newFactsHelper(t)
 	now := time.Now()
-	h.keep(t, "master", entry(t, now.Add(-time.Hour), "10.0.0.1", keyed("KEYMASTER")))
-	h.keep(t, "worker-1", entry(t, now.Add(-25*time.Hour), "10.0.0.2", keyed("KEYW1")))
-	h.keep(t, "worker-2", entry(t, now.Add(-time.Hour), "10.0.0.3", keyed("KEYW2OLD")))
-	h.keep(t, "worker-3", entry(t, now.Add(-time.Hour), "10.0.0.4", keyed("KEYW3")))
-	h.keep(t, "worker-4", entry(t, now.Add(-time.Hour), "10.0.0.9", keyed("KEYW4")))
+	h.keep(t, "master", entry(t, now.Add(-time.Hour), "127.0.0.1", keyed("KEYMASTER")))
+	h.keep(t, "worker-1", entry(t, now.Add(-25*time.Hour), "127.0.0.2", keyed("KEYWORKER1")))
+	h.keep(t, "worker-2", entry(t, now.Add(-time.Hour), "127.0.0.3", keyed("KEYWORKER2")))
+	h.keep(t, "worker-3", entry(t, now.Add(-time.Hour), "127.0.0.4", keyed("KEYWORKER3")))
+	h.keep(t, "worker-4", entry(t, now.Add(-time.Hour), "127.0.0.9", keyed("KEYWORKER4")))
 	h.keep(t, "worker-5", []byte("not gzip"))
+	h.keep(t, "worker-6", entry(t, now.Add(-30*time.Hour), "127.0.0.7", keyed("KEYWORKER6")))
+	h.keep(t, "worker-7", entry(t, now.Add(-time.Hour), "127.0.0.8", keyed("KEYWORKER7")))
 	h.keep(t, FactsIndexKey, []byte(`{"master":"x"}`))
 
-	stdout, stderr := h.run(t, "restore", "worker-5")
-	if diff := cmp.Diff("worker-1,worker-2,worker-4\n", stdout); diff != "" {
-		t.Errorf("the nodes to gather (-want +got):\n%s", diff)
+	stdout, stderr, status := h.run(t, "restore", "worker-5")
+	if diff := cmp.Diff("worker-1,worker-2,worker-4\n", stdout); diff != "" || status != 0 {
+		t.Errorf("the nodes to gather, exit %d (-want +got):\n%s%s", status, diff, stderr)
 	}
 	wantWhy := []string{
 		"run-kubespray: worker-1: facts 25h old, older than 24h: gathering them again",
 		"run-kubespray: worker-2: its host key changed since its facts were gathered (reprovisioned): gathering them again",
-		"run-kubespray: worker-4: facts gathered at 10.0.0.9, the node is at 10.0.0.5 now: gathering them again",
+		"run-kubespray: worker-4: facts gathered at 127.0.0.9, the node is at 127.0.0.5 now: gathering them again",
+		"run-kubespray: worker-6 (127.0.0.7) does not answer ([Errno 111] Connection refused): its kept facts stand for it (facts 30h old, older than 24h)",
 	}
 	if diff := cmp.Diff(wantWhy, strings.Split(strings.TrimSpace(stderr), "\n")); diff != "" {
 		t.Errorf("why (-want +got):\n%s", diff)
@@ -128,7 +173,7 @@ func TestRestoreGathersOnlyWhatIsNotFresh(t *testing.T) {
 		restored[i] = filepath.Base(restored[i])
 	}
 	sort.Strings(restored)
-	if diff := cmp.Diff([]string{"master", "worker-3"}, restored); diff != "" {
+	if diff := cmp.Diff([]string{"master", "worker-3", "worker-6", "worker-7"}, restored); diff != "" {
 		t.Errorf("the facts restored (-want +got):\n%s", diff)
 	}
 	var facts map[string]any
@@ -140,22 +185,52 @@ func TestRestoreGathersOnlyWhatIsNotFresh(t *testing.T) {
 	}
 }
 
+// TestRestoreRefusesASilentNodeWithoutFacts: a node outside the limit that does not answer and
+// has no kept facts that hold stops the run before any playbook, naming it and what to do, in
+// the log and in the pod's termination message.
+func TestRestoreRefusesASilentNodeWithoutFacts(t *testing.T) {
+	h := newFactsHelper(t)
+	now := time.Now()
+	for _, n := range factsNodes {
+		if n.name != "worker-6" && n.name != "worker-7" {
+			h.keep(t, n.name, entry(t, now, n.address, keyed("KEY"+strings.ToUpper(strings.ReplaceAll(n.name, "-", "")))))
+		}
+	}
+	h.keep(t, "worker-7", entry(t, now, "127.0.0.99", keyed("KEYWORKER7"))) // gathered at another address
+	stdout, stderr, status := h.run(t, "restore", "worker-2")
+	want := "worker-6 (127.0.0.7) does not answer ([Errno 111] Connection refused) and no facts of it are kept that hold (no facts kept): " +
+		"the run needs them; bring the node back, or take it out of the spec; " +
+		"worker-7 (127.0.0.8) does not answer ([Errno 111] Connection refused) and no facts of it are kept that hold " +
+		"(facts gathered at 127.0.0.99, the node is at 127.0.0.8 now): the run needs them; bring the node back, or take it out of the spec"
+	if status != 3 || stdout != "" {
+		t.Errorf("restore exited %d printing %q, want 3 and no nodes to gather\n%s", status, stdout, stderr)
+	}
+	terminated, err := os.ReadFile(h.terminated)
+	must(t, err)
+	if diff := cmp.Diff(want, string(terminated)); diff != "" {
+		t.Errorf("the termination message (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(stderr, "run-kubespray: worker-6 (127.0.0.7) does not answer") {
+		t.Errorf("the log does not name worker-6:\n%s", stderr)
+	}
+}
+
 // TestSaveKeepsWhatTheRunGathered: after a restore, save hands over only the facts the run
 // wrote (not those it was given), without what may carry a secret; they read back as fresh.
 func TestSaveKeepsWhatTheRunGathered(t *testing.T) {
 	h := newFactsHelper(t)
-	h.keep(t, "master", entry(t, time.Now().Add(-time.Hour), "10.0.0.1", keyed("KEYMASTER")))
+	h.keep(t, "master", entry(t, time.Now().Add(-time.Hour), "127.0.0.1", keyed("KEYMASTER")))
 	h.run(t, "restore", "worker-1")
 	time.Sleep(10 * time.Millisecond) // past the marker's time stamp
 	gathered := map[string]any{
-		"ansible_default_ipv4": map[string]any{"address": "10.0.0.2"}, "ansible_ssh_host_key_ed25519_public": "KEYW1",
-		"main_ip": "10.0.0.2", "ansible_env": map[string]any{"TOKEN": "s3cret"}, "ansible_cmdline": map[string]any{"pw": "s3cret"},
+		"ansible_default_ipv4": map[string]any{"address": "127.0.0.2"}, "ansible_ssh_host_key_ed25519_public": "KEYWORKER1",
+		"main_ip": "127.0.0.2", "ansible_env": map[string]any{"TOKEN": "s3cret"}, "ansible_cmdline": map[string]any{"pw": "s3cret"},
 		"ansible_proc_cmdline": "pw=s3cret", "ansible_local": map[string]any{"site": "s3cret"},
 	}
 	raw, err := json.Marshal(gathered)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(h.facts, "worker-1"), raw, 0o600))
-	stdout, _ := h.run(t, "save")
+	stdout, _, _ := h.run(t, "save")
 	if want := "run-kubespray: the facts of 1 nodes kept for the next run: worker-1\n"; stdout != want {
 		t.Errorf("save said %q, want %q", stdout, want)
 	}
@@ -176,8 +251,8 @@ func TestSaveKeepsWhatTheRunGathered(t *testing.T) {
 		Facts   map[string]any `json:"facts"`
 	}
 	must(t, json.NewDecoder(zr).Decode(&got))
-	want := map[string]any{"ansible_default_ipv4": map[string]any{"address": "10.0.0.2"}, "ansible_ssh_host_key_ed25519_public": "KEYW1", "main_ip": "10.0.0.2"}
-	if diff := cmp.Diff(want, got.Facts); diff != "" || got.Address != "10.0.0.2" {
+	want := map[string]any{"ansible_default_ipv4": map[string]any{"address": "127.0.0.2"}, "ansible_ssh_host_key_ed25519_public": "KEYWORKER1", "main_ip": "127.0.0.2"}
+	if diff := cmp.Diff(want, got.Facts); diff != "" || got.Address != "127.0.0.2" {
 		t.Errorf("worker-1's entry at %q (-want +got):\n%s", got.Address, diff)
 	}
 
@@ -187,7 +262,7 @@ func TestSaveKeepsWhatTheRunGathered(t *testing.T) {
 		t.Fatal("the first facts kept changed nothing")
 	}
 	h.keep(t, "worker-1", data["worker-1"])
-	stdout, _ = h.run(t, "restore", "worker-2")
+	stdout, _, _ = h.run(t, "restore", "worker-2,worker-6,worker-7")
 	if want := "worker-3,worker-4,worker-5\n"; stdout != want {
 		t.Errorf("the next run gathers %q, want %q", stdout, want)
 	}

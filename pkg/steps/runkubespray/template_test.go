@@ -36,6 +36,8 @@ func TestLimitedRunsGatherOnlyWhatIsMissing(t *testing.T) {
 			common + " --limit=master playbooks/facts.yml\n" + common + " --limit=worker-3,worker-4 scale.yml\n" + save},
 		{name: "scale, the kept facts unreadable", plan: scale, restoreExit: "1", wantCalls: restore + "worker-3,worker-4\n" +
 			common + " --limit=all playbooks/facts.yml\n" + common + " --limit=worker-3,worker-4 scale.yml\n" + save},
+		{name: "scale, a silent node's facts needed and none kept", plan: scale, restoreExit: "3", wantExit: 3,
+			wantCalls: restore + "worker-3,worker-4\n"},
 		{name: "scale, facts.yml failing", plan: scale, gather: "master", factsExit: "4", wantExit: 4, wantCalls: restore + "worker-3,worker-4\n" +
 			common + " --limit=master playbooks/facts.yml\n"},
 		{name: "scale.yml failing", plan: scale, playExit: "2", wantExit: 2, wantCalls: restore + "worker-3,worker-4\n" +

@@ -87,7 +87,7 @@ func TestCheckEtcdMembersOverSSH(t *testing.T) {
 		{Label: "master", Role: "master", BareMetalHost: "m/node-1", MAC: "00:c5:16:05:61:b2", IP: "127.0.0.1"},
 		{Label: "master-2", Role: "master", BareMetalHost: "m/node-2", MAC: "00:c5:16:05:61:b3", IP: "127.0.0.2"},
 	}
-	if err := pinhostkeyspod.Run(ctx(), env.Client, ref, placed[:1], nil, sshd.Port, 10*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx(), env.Client, ref, placed[:1], nil, sshd.Port, 10*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 	opts := stepcmd.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 10 * time.Second}

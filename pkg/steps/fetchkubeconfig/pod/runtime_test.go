@@ -57,7 +57,7 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 		!strings.Contains(err.Error(), "no host key is pinned for 127.0.0.1:"+strconv.Itoa(sshd.Port)) || steps.IsRetryable(err) {
 		t.Fatalf("before pin-host-keys: %v; want a final refusal naming the unpinned address", err)
 	}
-	if err := pinhostkeyspod.Run(ctx(), env.Client, ref, abcPlaced("127.0.0.1")[:1], nil, sshd.Port, 10*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx(), env.Client, ref, abcPlaced("127.0.0.1")[:1], nil, sshd.Port, 10*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 
@@ -182,7 +182,7 @@ func TestFetchKubeconfigOverSSH(t *testing.T) {
 		freshOpts := stepcmd.SSHOptions{KeyFile: fresh.ClientKeyFile, Port: fresh.Port, Timeout: 10 * time.Second}
 		_, otherRef := env.Provisioning(t, "provisioning-cluster-efg-kud-plugins.yaml", ns, "efg", ns)
 		hosts := []bpav1.Node{{Label: "master-1", Role: "master,worker", BareMetalHost: "m/node-5", MAC: "00:e1:ba:ce:df:bd", IP: "127.0.0.1"}}
-		if err := pinhostkeyspod.Run(ctx(), env.Client, otherRef, hosts, nil, fresh.Port, 10*time.Second); err != nil {
+		if err := pinhostkeyspod.Run(ctx(), env.Client, otherRef, hosts, nil, fresh.Port, 10*time.Second, ""); err != nil {
 			t.Fatal(err)
 		}
 		err := pod.Run(ctx(), env.Client, otherRef, pod.KubeconfigRun{Master: "master-1", User: "root"}, hosts, filepath.Join(t.TempDir(), "missing.conf"), freshOpts)

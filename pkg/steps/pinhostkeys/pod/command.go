@@ -14,7 +14,7 @@ import (
 func Command() *cobra.Command {
 	var cr stepcmd.CRFlags
 	var ssh stepcmd.SSHOptions
-	var cluster, hostsFile string
+	var cluster, hostsFile, silentOutput string
 	var mayNotAnswer []string
 	cmd := &cobra.Command{
 		Use:   pinhostkeys.Name + " --namespace NS --name N --uid U --generation G --cluster C --hosts FILE",
@@ -32,7 +32,7 @@ func Command() *cobra.Command {
 			if err := stepcmd.CheckCluster(cmd.Context(), c, ref, cluster); err != nil {
 				return err
 			}
-			return Run(cmd.Context(), c, ref, placed, mayNotAnswer, ssh.Port, ssh.Timeout)
+			return Run(cmd.Context(), c, ref, placed, mayNotAnswer, ssh.Port, ssh.Timeout, silentOutput)
 		},
 	}
 	cr.AddTo(cmd)
@@ -40,6 +40,7 @@ func Command() *cobra.Command {
 	cmd.Flags().StringVar(&cluster, "cluster", "", "the cluster the Workflow was compiled for (checked against the CR's label)")
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "addressed hosts, as resolve-leases wrote them (required)")
 	cmd.Flags().StringSliceVar(&mayNotAnswer, "may-not-answer", nil, "nodes (entry labels) the run can do without: their pinned keys are kept when they do not answer")
+	cmd.Flags().StringVar(&silentOutput, "silent-output", "", "where to write the nodes the run goes on without, silent (JSON)")
 	_ = cmd.MarkFlagRequired("hosts")
 	return cmd
 }

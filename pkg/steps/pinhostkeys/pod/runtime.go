@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
@@ -33,7 +35,10 @@ import (
 // a node a remove run takes out may be down for good) and its key is pinned already. A silent
 // node whose key was pinned, a node that answered before, is also told in a Warning Event. The
 // Secret is read once and written once, however many nodes; it is owned by the Provisioning.
-func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.Node, mayNotAnswer []string, port int, timeout time.Duration) error {
+//
+// The nodes the run goes on without are written to silentOutput (JSON, pinhostkeys.ParseSilent),
+// each also told in a Warning Event.
+func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.Node, mayNotAnswer []string, port int, timeout time.Duration, silentOutput string) error {
 	p := &bpav1.Provisioning{}
 	if err := stepcmd.Get(ctx, c, ref, p, "Provisioning"); err != nil {
 		return err
@@ -70,7 +75,18 @@ func Run(ctx context.Context, c client.Client, ref stepcmd.CRRef, hosts []bpav1.
 		// The Event is what an operator sees; a failure to write it loses no pin.
 		_ = stepcmd.RecordEvent(ctx, c, p, "bpa-"+pinhostkeys.Name, corev1.EventTypeNormal, bpav1.EventHostKeyRepinned, msg)
 	}
-	return nil
+	return writeSilent(silentOutput, r.wentOnWithout)
+}
+
+// writeSilent writes the nodes the run goes on without, [] for none.
+func writeSilent(path string, silent []bpav1.SilentNode) error {
+	if path == "" {
+		return nil
+	}
+	if silent == nil {
+		silent = []bpav1.SilentNode{}
+	}
+	return stepcmd.WriteJSON(io.Discard, path, silent)
 }
 
 // pinning is one run of the step over the nodes: what it will pin and what it found wrong.
@@ -88,6 +104,7 @@ type pinning struct {
 	nodeOf           map[string]string // address → node, for a pin another step wrote meanwhile
 	repinned, silent []string          // the Events' messages
 	final, waiting   []error
+	wentOnWithout    []bpav1.SilentNode
 }
 
 // try reads h's host key and decides what becomes of it.
@@ -106,6 +123,10 @@ func (r *pinning) try(ctx context.Context, h bpav1.Node) {
 	key, err := sshexec.ScanHostKey(ctx, addr, pinned, r.timeout)
 	switch {
 	case err != nil && ok && slices.Contains(r.mayNotAnswer, h.Label):
+		now := time.Now()
+		r.wentOnWithout = append(r.wentOnWithout, bpav1.SilentNode{Node: h.Label, Address: addr, TriedAt: metav1.NewTime(now.UTC().Truncate(time.Second))})
+		r.silent = append(r.silent, fmt.Sprintf("node %q (%s, BareMetalHost %s) does not answer SSH, tried at %s: %v; the run goes on without it",
+			h.Label, addr, h.BareMetalHost, now.UTC().Format(time.RFC3339), err))
 		return
 	case err != nil:
 		msg := notAnswering(h, addr, time.Now(), err)

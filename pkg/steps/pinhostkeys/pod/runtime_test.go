@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testenv"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testsshd"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/pinhostkeys/pod"
 )
 
@@ -38,7 +40,7 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 	p, ref := env.Provisioning(t, "provisioning-cluster-abc.yaml", ns, "abc", ns)
 	hosts := []bpav1.Node{{Label: "master", Role: "master", BareMetalHost: ns + "/node-1", MAC: "00:c5:16:05:61:b2", IP: "127.0.0.1"}}
 
-	if err := pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, 10*time.Second); err != nil {
+	if err := pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, 10*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 	sec := &corev1.Secret{}
@@ -86,7 +88,7 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 		t.Fatalf("ansible-playbook against a swapped host key: %v; want it refused\n%s", err, out)
 	}
 
-	err = pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, 10*time.Second)
+	err = pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, 10*time.Second, "")
 	if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master"`) ||
 		!strings.Contains(err.Error(), ssh.FingerprintSHA256(pinned)) || !strings.Contains(err.Error(), ssh.FingerprintSHA256(sshd.HostKey)) {
 		t.Errorf("pinning a swapped key: %v; want a final error naming the node and both fingerprints", err)
@@ -96,7 +98,7 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 		nodes := append(slices.Clone(hosts),
 			bpav1.Node{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.2"},
 			bpav1.Node{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.3"})
-		err := pod.Run(ctx(), env.Client, ref, nodes, nil, sshd.Port, time.Second)
+		err := pod.Run(ctx(), env.Client, ref, nodes, nil, sshd.Port, time.Second, "")
 		if err == nil || steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master"`) ||
 			!strings.Contains(err.Error(), `node "worker-1"`) || !strings.Contains(err.Error(), `node "worker-2"`) {
 			t.Errorf("a changed key and two nodes not answering: %v; want a final error naming all three", err)
@@ -108,13 +110,13 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 			{Label: "worker-1", Role: "worker", BareMetalHost: ns + "/node-3", IP: "127.0.0.1"},
 			{Label: "worker-2", Role: "worker", BareMetalHost: ns + "/node-4", IP: "127.0.0.2"},
 		}
-		if err := pod.Run(ctx(), env.Client, ref, down, nil, 1, time.Second); err == nil || !steps.IsRetryable(err) ||
+		if err := pod.Run(ctx(), env.Client, ref, down, nil, 1, time.Second, ""); err == nil || !steps.IsRetryable(err) ||
 			!strings.Contains(err.Error(), "worker-1") || !strings.Contains(err.Error(), "worker-2") {
 			t.Errorf("two unpinned nodes that do not answer: %v; want retryable, naming both", err)
 		}
 		sshd.Stop() // the pinned master is down
 		addr := fmt.Sprintf("127.0.0.1:%d", sshd.Port)
-		err := pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, time.Second)
+		err := pod.Run(ctx(), env.Client, ref, hosts, nil, sshd.Port, time.Second, "")
 		if err == nil || !steps.IsRetryable(err) || !strings.Contains(err.Error(), `node "master" (`+addr+`, BareMetalHost `+ns+`/node-1) does not answer SSH, tried at `) ||
 			!strings.Contains(err.Error(), "the run waits for it before touching any host: power it on, or take it out of the spec") {
 			t.Errorf("a pinned node the run needs, down: %v; want retryable, naming it, its address and what to do", err)
@@ -122,11 +124,29 @@ func TestHostKeysPinnedBeforeKubespray(t *testing.T) {
 		if got := notAnsweringEvents(t, ns); len(got) != 1 || got[0].Type != corev1.EventTypeWarning || !strings.Contains(err.Error(), got[0].Message) {
 			t.Errorf("NodeNotAnswering Events %+v; want one Warning with the step's message", got)
 		}
-		if err := pod.Run(ctx(), env.Client, ref, hosts, []string{"master"}, sshd.Port, time.Second); err != nil {
+		output := filepath.Join(t.TempDir(), "outputs", pinhostkeys.SilentFile)
+		before := time.Now().UTC().Truncate(time.Second)
+		if err := pod.Run(ctx(), env.Client, ref, hosts, []string{"master"}, sshd.Port, time.Second, output); err != nil {
 			t.Errorf("a pinned node the run can do without (a node being removed may be down): %v", err)
 		}
-		if got := notAnsweringEvents(t, ns); len(got) != 1 {
-			t.Errorf("%d NodeNotAnswering Events after a run that can do without the node, want still 1", len(got))
+		got := notAnsweringEvents(t, ns)
+		if len(got) != 2 || !slices.ContainsFunc(got, func(e corev1.Event) bool {
+			return e.Type == corev1.EventTypeWarning && strings.HasSuffix(e.Message, "; the run goes on without it") &&
+				strings.Contains(e.Message, `node "master" (`+addr+`, BareMetalHost `+ns+`/node-1) does not answer SSH, tried at `)
+		}) {
+			t.Errorf("NodeNotAnswering Events after a run that can do without the node: %+v; want a second, saying the run goes on without it", got)
+		}
+		raw, err := os.ReadFile(output)
+		if err != nil {
+			t.Fatal(err)
+		}
+		silent, err := pinhostkeys.ParseSilent(string(raw))
+		if err != nil || len(silent) != 1 || silent[0].TriedAt.Time.Before(before) {
+			t.Fatalf("the silent nodes written: %s (%v), want the master tried after %s", raw, err, before)
+		}
+		silent[0].TriedAt = metav1.Time{}
+		if diff := cmp.Diff([]bpav1.SilentNode{{Node: "master", Address: addr}}, silent); diff != "" {
+			t.Errorf("the silent nodes written (-want +got):\n%s", diff)
 		}
 	})
 }
@@ -154,7 +174,7 @@ func TestPinsFollowTheHosts(t *testing.T) {
 		return []bpav1.Node{{Label: "master", Role: "master", BareMetalHost: ns + "/" + name, IP: "127.0.0.1"}}
 	}
 	pin := func(hosts []bpav1.Node) error {
-		return pod.Run(ctx(), asStep, ref, hosts, nil, sshd.Port, 10*time.Second)
+		return pod.Run(ctx(), asStep, ref, hosts, nil, sshd.Port, 10*time.Second, "")
 	}
 	first := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	provisioned("node-1", first)

@@ -54,7 +54,7 @@ func TestReadCertificatesOverSSH(t *testing.T) {
 		{Label: "master-3", Role: "master", BareMetalHost: "m/node-5", MAC: "00:c5:16:05:61:b5", IP: "127.0.0.5"},
 		{Label: "worker-1", Role: "worker", BareMetalHost: "m/node-3", MAC: "00:c6:14:04:61:b2", IP: "127.0.0.3"},
 	}
-	if err := pinhostkeyspod.Run(ctx(), env.Client, ref, placed[:1], nil, sshd.Port, 10*time.Second); err != nil {
+	if err := pinhostkeyspod.Run(ctx(), env.Client, ref, placed[:1], nil, sshd.Port, 10*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 	opts := stepcmd.SSHOptions{KeyFile: sshd.ClientKeyFile, Port: sshd.Port, Timeout: 5 * time.Second}

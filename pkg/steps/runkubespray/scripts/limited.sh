@@ -2,10 +2,15 @@ limit=$1
 playbook=$2
 shift 2
 facts=/inputs/bpa_kubespray_facts.py
-if ! gather=$(python3 "$facts" restore "$limit"); then
+gather=$(python3 "$facts" restore "$limit")
+case $? in
+0) ;;
+3) exit 3 ;;
+*)
 	echo "run-kubespray: the kept facts could not be read: every node's are gathered"
 	gather=all
-fi
+	;;
+esac
 if [ -n "$gather" ]; then
 	echo "run-kubespray: playbooks/facts.yml for $gather first: $playbook --limit=$limit needs the others' facts in kubespray's fact cache"
 	ansible-playbook "$@" --limit="$gather" playbooks/facts.yml || exit
