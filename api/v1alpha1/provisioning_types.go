@@ -265,8 +265,9 @@ type ProvisioningStatus struct {
 	Certificates *CertificatesStatus `json:"certificates,omitempty"`
 
 	// notAnswering are the nodes the mirrored Workflow went on without when they did not answer
-	// SSH (pin-host-keys): a removal's leaving nodes, a renewal's workers, a scale run's other
-	// workers. A node the run needs that does not answer makes it wait instead (its message).
+	// SSH (pin-host-keys): a removal's leaving nodes and other workers, a renewal's workers, a
+	// scale run's other workers. A node the run needs that does not answer makes it wait
+	// instead (its message).
 	// +optional
 	// +listType=map
 	// +listMapKey=node

@@ -105,13 +105,15 @@ func KubesprayImageOf(p *bpav1.Provisioning, opts Options) string {
 }
 
 // mayNotAnswer are the nodes a run can do without, which pin-host-keys lets be silent: a
-// removal's leaving nodes (a dead server is removed without them), a renewal's workers (it
-// renews the control plane alone), a scale run's other workers (their kept facts stand for
-// them). Every other node the run touches must answer before any host is.
+// removal's leaving nodes (a dead server is removed without them) and other workers, a
+// renewal's workers (it renews the control plane alone), a scale run's other workers (their
+// kept facts stand for them). Every other node the run touches must answer before any host is.
 func mayNotAnswer(plan runkubespray.Plan, spec *bpav1.ProvisioningSpec) []string {
 	switch plan.Mode {
 	case runkubespray.ModeRemove:
-		return leaving(plan)
+		// remove-node.yml is limited to the leaving nodes, with the others' kept facts; the
+		// masters remove them (kubespray delegates there) and must answer.
+		return sortedCopy(slices.Concat(leaving(plan), workersOf(spec, plan.Nodes)))
 	case runkubespray.ModeRenewCertificates:
 		return workersOf(spec, nil)
 	case runkubespray.ModeScale:

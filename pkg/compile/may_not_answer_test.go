@@ -26,8 +26,10 @@ func TestMayNotAnswer(t *testing.T) {
 		{name: "an upgrade needs every node", plan: runkubespray.Plan{Mode: runkubespray.ModeUpgrade, Waves: [][]string{{"worker-1"}, {"worker-2"}}}},
 		{name: "a removal: its leaving nodes, sorted", plan: runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker-2", "worker-1"}},
 			want: []string{"worker-1", "worker-2"}},
-		{name: "a master removed: it", plan: runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"master-2"}, EtcdChange: &runkubespray.EtcdChange{}},
-			want: []string{"master-2"}},
+		{name: "a removal: the other workers too", plan: runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"worker-3"}},
+			want: []string{"worker-1", "worker-2", "worker-3"}},
+		{name: "a master removed: it and the workers", plan: runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"master-2"}, EtcdChange: &runkubespray.EtcdChange{}},
+			want: []string{"master-2", "worker-1", "worker-2"}},
 		{name: "a renewal: the workers, sorted", plan: runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates}, want: []string{"worker-1", "worker-2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

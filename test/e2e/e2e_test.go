@@ -400,16 +400,20 @@ func (s *suite) retryFailedSteps(p *bpav1.Provisioning, sw *bpav1.Software) {
 	s.waitSoftwareReady(sw, 5, 3)
 }
 
-// removeTheWorker removes worker-2: remove-node.yml for it, its host released.
+// removeTheWorker removes worker-2 while worker-1 hangs: remove-node.yml limited to it, its
+// host released.
 func (s *suite) removeTheWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
 	t := s.t
-	say(t, "remove worker-2: remove-node.yml for it, its host released, the Software forgets it")
+	say(t, "remove worker-2 while worker-1 hangs: remove-node.yml for it, its host released, the Software forgets it")
+	s.hosts[1].Freeze(t)
 	patch(t, s.c, p, func(p *bpav1.Provisioning) { p.Spec.Workers = p.Spec.Workers[:1] })
 	wf := s.waitWorkflow(bpav1.WorkflowKindProvisioning, p.Name, 3)
-	if args := strings.Join(wf.GetTemplateByName("run-kubespray").Container.Args, " "); !strings.Contains(args, "--extra-vars=node=worker-2") || !strings.HasSuffix(args, "remove-node.yml") {
+	if args := strings.Join(wf.GetTemplateByName("run-kubespray").Container.Args, " "); !strings.Contains(args, "--extra-vars=node=worker-2") || !strings.HasPrefix(args, "run-kubespray worker-2 remove-node.yml ") {
 		t.Errorf("generation 3 runs %q", args)
 	}
 	s.waitProvisioningReady(p, 3)
+	s.checkNotAnswering(p, "worker-1", s.hosts[1].IP)
+	s.hosts[1].Thaw()
 	if got := s.removalVars(p, 3); got != gracefulRemovalVars {
 		t.Errorf("worker-2 answering, check-leaving-nodes chose %s", got)
 	}
@@ -901,21 +905,25 @@ func (s *suite) checkNotAnswering(p *bpav1.Provisioning, node, ip string) {
 	s.t.Helper()
 	cur := &bpav1.Provisioning{}
 	must(s.t, s.c.Get(ctx(), client.ObjectKeyFromObject(p), cur))
-	if !slices.ContainsFunc(cur.Status.NotAnswering, func(n bpav1.SilentNode) bool {
+	i := slices.IndexFunc(cur.Status.NotAnswering, func(n bpav1.SilentNode) bool {
 		return n.Node == node && n.Address == net.JoinHostPort(ip, "22") && !n.TriedAt.IsZero()
-	}) {
+	})
+	if i < 0 {
 		s.t.Errorf("status.notAnswering %+v, want %s at %s", cur.Status.NotAnswering, node, ip)
+		return
 	}
+	// The Event of this run: it says when the node was tried, as the status does.
+	tried := "tried at " + cur.Status.NotAnswering[i].TriedAt.UTC().Format(time.RFC3339)
 	var events corev1.EventList
 	must(s.t, s.c.List(ctx(), &events, client.InNamespace(namespace)))
 	for _, e := range events.Items {
 		if e.Reason == bpav1.EventNodeNotAnswering && e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == p.Name &&
-			strings.Contains(e.Message, `node "`+node+`"`) && strings.HasSuffix(e.Message, "the run goes on without it") {
+			strings.Contains(e.Message, `node "`+node+`"`) && strings.Contains(e.Message, tried) && strings.HasSuffix(e.Message, "the run goes on without it") {
 			say(s.t, "Event %s %s: %s", e.Type, e.Reason, e.Message)
 			return
 		}
 	}
-	s.t.Errorf("no Warning %s Event on %s saying the run goes on without %s", bpav1.EventNodeNotAnswering, p.Name, node)
+	s.t.Errorf("no Warning %s Event on %s saying the run goes on without %s, %s", bpav1.EventNodeNotAnswering, p.Name, node, tried)
 }
 
 func (s *suite) checkClaims(p *bpav1.Provisioning, want int) {

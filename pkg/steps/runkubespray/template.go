@@ -100,7 +100,6 @@ func (p Plan) Command() (command, args []string, err error) {
 		return nil, nil, fmt.Errorf("kubespray mode %q adds no masters", p.Mode)
 	}
 	nodes := strings.Join(p.Nodes, ",")
-	playbook := []string{"ansible-playbook"}
 	switch p.Mode {
 	case ModeCreate, "":
 		if len(p.Nodes) > 0 {
@@ -134,9 +133,12 @@ func (p Plan) Command() (command, args []string, err error) {
 		if len(p.Nodes) == 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
 		}
-		// The removal's variables come last: check-leaving-nodes chose them (RemovalVarsFile).
-		return playbook, append(args, "--extra-vars=node="+nodes, "--extra-vars=skip_confirmation=true",
-			"--extra-vars=@"+steps.InputsDir+"/"+RemovalVarsFile, "remove-node.yml"), nil
+		// Limited to the leaving nodes, with the others' kept facts: kubespray's facts play of
+		// remove-node.yml otherwise connects to every node, and one down stops the removal of
+		// another. The removal's variables come last: check-leaving-nodes chose them
+		// (RemovalVarsFile).
+		return []string{"/bin/sh", "-c", LimitedScript}, append(append([]string{Name, nodes, "remove-node.yml"}, args...),
+			"--extra-vars=node="+nodes, "--extra-vars=skip_confirmation=true", "--extra-vars=@"+steps.InputsDir+"/"+RemovalVarsFile), nil
 	}
 	return nil, nil, fmt.Errorf("unknown kubespray mode %q", p.Mode)
 }
@@ -272,7 +274,9 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 
 // limited says whether the run limits its playbook to some nodes (LimitedScript), with the
 // kept facts of the others.
-func (p Plan) limited() bool { return p.Mode == ModeScale || p.Mode == ModeUpgrade }
+func (p Plan) limited() bool {
+	return p.Mode == ModeScale || p.Mode == ModeUpgrade || p.Mode == ModeRemove
+}
 
 // keepsFacts says whether the run hands the facts it gathered to the controller (FactsParam):
 // the runs that gather them, the limited ones and cluster.yml.

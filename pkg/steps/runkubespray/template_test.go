@@ -45,6 +45,8 @@ func TestLimitedRunsGatherOnlyWhatIsMissing(t *testing.T) {
 		{name: "a wave, the masters' facts stale", plan: wave, gather: "master-1,master-2", wantCalls: restore + "worker-1,worker-2\n" +
 			common + " --extra-vars=serial=100% --limit=master-1,master-2 playbooks/facts.yml\n" +
 			common + " --extra-vars=serial=100% --limit=worker-1,worker-2 upgrade-cluster.yml\n" + save},
+		{name: "a removal", plan: Plan{Mode: ModeRemove, Nodes: []string{"worker-1"}}, wantCalls: restore + "worker-1\n" + common +
+			" --extra-vars=node=worker-1 --extra-vars=skip_confirmation=true --extra-vars=@/inputs/removal-vars.json --limit=worker-1 remove-node.yml\n" + save},
 		{name: "a wave failing", plan: wave, playExit: "3", wantExit: 3, wantCalls: restore + "worker-1,worker-2\n" +
 			common + " --extra-vars=serial=100% --limit=worker-1,worker-2 upgrade-cluster.yml\n" + save},
 	} {
@@ -116,14 +118,12 @@ func TestClusterRunKeepsItsFacts(t *testing.T) {
 	}
 }
 
-// TestCommands are the other modes' command lines, and the plans refused.
-func TestCommands(t *testing.T) {
+// TestPlansRefused: a plan no run can have is refused, naming what is wrong.
+func TestPlansRefused(t *testing.T) {
 	for _, tc := range []struct {
 		plan    Plan
-		last    string
 		wantErr string
 	}{
-		{plan: Plan{Mode: ModeRemove, Nodes: []string{"worker-1"}}, last: "--extra-vars=node=worker-1 --extra-vars=skip_confirmation=true --extra-vars=@/inputs/removal-vars.json remove-node.yml"},
 		{plan: Plan{Mode: ModeCreate, Nodes: []string{"worker-1"}}, wantErr: "takes no nodes"},
 		{plan: Plan{Mode: ModeScale}, wantErr: "needs the nodes to add"},
 		{plan: Plan{Mode: ModeRemove}, wantErr: "needs the nodes to remove"},
@@ -135,15 +135,8 @@ func TestCommands(t *testing.T) {
 		{plan: Plan{Mode: ModeCreate, Joining: []string{"m;reboot"}}, wantErr: `kubespray node "m;reboot"`},
 		{plan: Plan{Mode: ModeScale, Nodes: []string{"worker-1"}, Joining: []string{"master-2"}}, wantErr: `kubespray mode "scale" adds no masters`},
 	} {
-		command, args, err := tc.plan.Command()
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%+v: %v, want %q", tc.plan, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || len(command) != 1 || command[0] != "ansible-playbook" || !strings.HasSuffix(strings.Join(args, " "), tc.last) {
-			t.Errorf("%+v: %v %v %v, want ansible-playbook ... %s", tc.plan, command, args, err, tc.last)
+		if _, _, err := tc.plan.Command(); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%+v: %v, want %q", tc.plan, err, tc.wantErr)
 		}
 	}
 }
