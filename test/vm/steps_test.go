@@ -151,6 +151,7 @@ func (s *stepsStory) realKubespray(t *testing.T) {
 	mounted := map[string][]byte{}
 	for node, entry := range data {
 		mounted[path.Join(runkubespray.FactsCacheDir, node)] = entry
+		t.Logf("kept facts of %s: %d bytes gzip'd (%d bytes of the step's output)", node, len(entry), len(kept))
 	}
 	out = runRealKubespray(t, s.env, s.ns, s.p, s.inventory, s.extraVars, s.keyFile, testkubespray.Playbook{Plan: &scale, Options: checks, Files: mounted})
 	if !passedFactsCheck(out) || strings.Contains(out, "playbooks/facts.yml for") {
