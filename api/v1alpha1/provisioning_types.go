@@ -266,8 +266,8 @@ type ProvisioningStatus struct {
 
 	// notAnswering are the nodes the mirrored Workflow went on without when they did not answer
 	// SSH (pin-host-keys): a removal's leaving nodes and other workers, a renewal's workers, a
-	// scale run's other workers. A node the run needs that does not answer makes it wait
-	// instead (its message).
+	// scale run's other workers, an upgrade's workers (each wave waits for its own). A node the
+	// run needs that does not answer makes it wait instead (its message).
 	// +optional
 	// +listType=map
 	// +listMapKey=node

@@ -10,7 +10,8 @@ script moves them between that ConfigMap and Ansible's jsonfile cache:
                  again (the reason for each goes to stderr). A node outside LIMIT that does
                  not answer keeps its last facts, however old, if they still hold for its
                  address and host key; without such facts the run cannot go on: restore says
-                 which node, and exits with REFUSED;
+                 which node, and exits with REFUSED. With WAIT set, the nodes of LIMIT that
+                 do not answer are waited for, up to WAIT seconds, then refused alike;
   save           writes, for the controller to keep, the facts this run gathered (OUTPUT).
 
 A node's cached facts are fresh when they are at most MAX_AGE seconds old, were gathered at the
@@ -26,6 +27,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 CACHE_DIR = os.environ.get("BPA_FACTS_CACHE", "/etc/bpa/kubespray-facts")
 FACT_DIR = os.environ.get("ANSIBLE_CACHE_PLUGIN_CONNECTION", "/tmp/kubespray-facts")
@@ -35,6 +37,10 @@ OUTPUT = os.environ.get("BPA_FACTS_OUTPUT", "/tmp/outputs/kubespray-facts.json")
 MAX_AGE = int(os.environ.get("BPA_FACTS_MAX_AGE", "86400"))
 # How long a node's sshd has to accept a connection before the node counts as silent.
 PROBE_TIMEOUT = float(os.environ.get("BPA_FACTS_PROBE_TIMEOUT", "10"))
+# How long restore waits for the nodes of its limit to answer (an upgrade wave's), and how
+# often it tries them meanwhile; 0 does not try them.
+WAIT = float(os.environ.get("BPA_FACTS_WAIT", "0"))
+POLL = float(os.environ.get("BPA_FACTS_POLL", "15"))
 # restore's exit status when a silent node's facts are needed and none hold; why goes to the
 # pod's termination message too, which Argo shows as the step's (and the controller in the
 # CR's status). Outside a pod the file is not there, and nothing is written.
@@ -114,11 +120,34 @@ def read_entry(node):
         return {}
 
 
+def span(seconds):
+    """A duration as an operator reads it: 30m, 90s."""
+    return "%dm" % (seconds // 60) if seconds >= 60 and seconds % 60 == 0 else "%ds" % seconds
+
+
+def wait_for(nodes, hosts, ports):
+    """The nodes that still do not answer after WAIT seconds, with why."""
+    deadline = time.monotonic() + WAIT
+    quiet = {n: silent(hosts[n], ports[n]) for n in nodes}
+    quiet = {n: why for n, why in quiet.items() if why}
+    for n in sorted(quiet):
+        print("run-kubespray: %s (%s) does not answer (%s): the run waits for it, up to %s" % (n, hosts[n], quiet[n], span(WAIT)), file=sys.stderr)
+    while quiet and time.monotonic() < deadline:
+        time.sleep(min(POLL, max(0.0, deadline - time.monotonic())))
+        quiet = {n: why for n in quiet if (why := silent(hosts[n], ports[n]))}
+    return quiet
+
+
 def restore(limit, now):
     hosts, ports, limited = inventory(limit)
     pinned = pinned_keys(KNOWN_HOSTS)
     os.makedirs(FACT_DIR, exist_ok=True)
     gather, refused = [], []
+    if WAIT > 0:
+        for node, why in sorted(wait_for(limited, hosts, ports).items()):
+            refused.append("%s (%s) did not answer for %s (%s): the run needs it; bring it back, then argo retry, "
+                           "or take it out of the spec" % (node, hosts[node], span(WAIT), why))
+            print("run-kubespray: " + refused[-1], file=sys.stderr)
     for node in sorted(hosts):
         entry = read_entry(node)
         keys = pinned.get((hosts[node], ports[node]), set())

@@ -27,6 +27,7 @@ type factsHelper struct {
 	python, script                                     string
 	cache, facts, inventory, known, output, terminated string
 	ports                                              map[string]int
+	env                                                []string
 }
 
 // factsNodes are the nodes of the helper's inventory: their addresses, and whether each
@@ -79,11 +80,7 @@ func newFactsHelper(t *testing.T) *factsHelper {
 		if i == 0 {
 			inventory += "[kube_node]\n"
 		}
-		key := "KEY" + strings.ToUpper(strings.ReplaceAll(n.name, "-", ""))
-		if n.name == "worker-2" {
-			key += "NEW" // reprovisioned since its facts were gathered
-		}
-		fmt.Fprintf(&known, "[%s]:%d ssh-ed25519 %s\n", n.address, h.ports[n.name], key)
+		fmt.Fprintf(&known, "[%s]:%d ssh-ed25519 %s\n", n.address, h.ports[n.name], pinnedKey(n.name))
 	}
 	inventory += "[etcd]\nmaster\n[k8s_cluster:children]\nkube_control_plane\nkube_node\n"
 	for path, content := range map[string]string{h.script: FactsHelper, h.inventory: inventory, h.known: known.String(), h.terminated: ""} {
@@ -91,6 +88,16 @@ func newFactsHelper(t *testing.T) *factsHelper {
 	}
 	must(t, os.MkdirAll(h.cache, 0o755))
 	return h
+}
+
+// pinnedKey is the host key pinned for a node of factsNodes: worker-2's was pinned anew, since
+// it was reprovisioned after its facts were gathered with "KEYWORKER2".
+func pinnedKey(node string) string {
+	key := "KEY" + strings.ToUpper(strings.ReplaceAll(node, "-", ""))
+	if node == "worker-2" {
+		key += "NEW"
+	}
+	return key
 }
 
 // run runs the helper and returns what it wrote and its exit status.
@@ -101,6 +108,7 @@ func (h *factsHelper) run(t *testing.T, args ...string) (stdout, stderr string, 
 		"BPA_FACTS_INVENTORY="+h.inventory, "BPA_FACTS_KNOWN_HOSTS="+h.known, "BPA_FACTS_OUTPUT="+h.output,
 		"BPA_FACTS_TERMINATION_LOG="+h.terminated, "BPA_FACTS_PROBE_TIMEOUT=5",
 		"ANSIBLE_LOCAL_TEMP="+t.TempDir(), "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, h.env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -193,7 +201,7 @@ func TestRestoreRefusesASilentNodeWithoutFacts(t *testing.T) {
 	now := time.Now()
 	for _, n := range factsNodes {
 		if n.name != "worker-6" && n.name != "worker-7" {
-			h.keep(t, n.name, entry(t, now, n.address, keyed("KEY"+strings.ToUpper(strings.ReplaceAll(n.name, "-", "")))))
+			h.keep(t, n.name, entry(t, now, n.address, keyed(pinnedKey(n.name))))
 		}
 	}
 	h.keep(t, "worker-7", entry(t, now, "127.0.0.99", keyed("KEYWORKER7"))) // gathered at another address
@@ -212,6 +220,44 @@ func TestRestoreRefusesASilentNodeWithoutFacts(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "run-kubespray: worker-6 (127.0.0.7) does not answer") {
 		t.Errorf("the log does not name worker-6:\n%s", stderr)
+	}
+}
+
+// TestRestoreWaitsForItsLimit: with a wait (an upgrade wave's), a node of the limit that does
+// not answer is waited for: one that comes back lets the run go on; one that does not refuses
+// it at the end of the wait, naming it and what to do.
+func TestRestoreWaitsForItsLimit(t *testing.T) {
+	h := newFactsHelper(t)
+	for _, n := range factsNodes {
+		h.keep(t, n.name, entry(t, time.Now(), n.address, keyed(pinnedKey(n.name))))
+	}
+	h.env = []string{"BPA_FACTS_WAIT=3", "BPA_FACTS_POLL=0.2"}
+	_, stderr, status := h.run(t, "restore", "worker-6")
+	want := "worker-6 (127.0.0.7) did not answer for 3s ([Errno 111] Connection refused): the run needs it; bring it back, then argo retry, or take it out of the spec"
+	if terminated, _ := os.ReadFile(h.terminated); status != 3 || string(terminated) != want {
+		t.Errorf("a silent node of the limit: exit %d, termination message %q, want 3 and %q\n%s", status, terminated, want, stderr)
+	}
+
+	// worker-7 answers a second into the wait.
+	h.env = []string{"BPA_FACTS_WAIT=30", "BPA_FACTS_POLL=0.2"}
+	back := make(chan net.Listener, 1)
+	time.AfterFunc(time.Second, func() {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.8:%d", h.ports["worker-7"]))
+		if err != nil {
+			t.Errorf("worker-7 back: %v", err)
+		}
+		back <- l
+	})
+	start := time.Now()
+	stdout, stderr, status := h.run(t, "restore", "worker-7")
+	if l := <-back; l != nil {
+		l.Close()
+	}
+	if status != 0 || stdout != "\n" || !strings.Contains(stderr, "run-kubespray: worker-7 (127.0.0.8) does not answer ([Errno 111] Connection refused): the run waits for it, up to 30s") {
+		t.Errorf("a node of the limit back within the wait: exit %d, gather %q\n%s", status, stdout, stderr)
+	}
+	if waited := time.Since(start); waited > 20*time.Second {
+		t.Errorf("restore went on %s after the node came back", waited)
 	}
 }
 

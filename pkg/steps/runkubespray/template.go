@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -249,6 +251,9 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 			FailedAttemptsArtifact(),
 		},
 	}
+	if plan.Mode == ModeUpgrade {
+		c.Env = append(c.Env, corev1.EnvVar{Name: "BPA_FACTS_WAIT", Value: strconv.Itoa(int(WaveWaitsForSilentNodes.Seconds()))})
+	}
 	var outputs wfv1.Outputs
 	if plan.keepsFacts() {
 		inputs.Artifacts = append(inputs.Artifacts, FactsHelperArtifact())
@@ -271,6 +276,11 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 	steps.NoToken(&t)
 	return t, nil
 }
+
+// WaveWaitsForSilentNodes is how long an upgrade wave waits for a node of its own that does
+// not answer before it fails, naming the node: the workers may be silent when the upgrade
+// starts (the waves before theirs go on), and each wave waits only for its own.
+const WaveWaitsForSilentNodes = 30 * time.Minute
 
 // limited says whether the run limits its playbook to some nodes (LimitedScript), with the
 // kept facts of the others.
