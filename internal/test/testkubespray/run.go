@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,9 +96,13 @@ func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 	}
 	tmpl := testenv.Compiled(t, p).GetTemplateByName("run-kubespray")
 	compiled := tmpl.Container
-	command := append([]string{}, compiled.Command...)
-	args := append([]string{}, compiled.Args[:len(compiled.Args)-1]...)
-	args = append(append(args, pb.Options...), pb.Path)
+	// A playbook by path: ansible-playbook with the arguments the step's cluster.yml script
+	// passes on (those after its own name, $0).
+	if len(compiled.Command) != 3 || compiled.Command[2] != runkubespray.ClusterScript || len(compiled.Args) == 0 || compiled.Args[0] != runkubespray.Name {
+		t.Fatalf("%s compiles to no plain cluster.yml run: %q %q", p.Name, compiled.Command, compiled.Args)
+	}
+	command := []string{"ansible-playbook"}
+	args := append(append(slices.Clone(compiled.Args[1:]), pb.Options...), pb.Path)
 	if pb.Plan != nil {
 		// A scale or remove run, as the compiler emits its step for that plan.
 		planned, err := runkubespray.Template(compiled.Image, *pb.Plan)
