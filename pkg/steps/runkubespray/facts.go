@@ -57,9 +57,9 @@ const (
 // fact_caching_timeout.
 const FactsMaxAge = 24 * time.Hour
 
-// MaxKeptFactsBytes bounds the kept facts of a cluster, below a ConfigMap's 1 MiB: about 2 KiB
-// a node, so some 450 nodes. Beyond it the oldest go first; their facts are gathered again by
-// the next run that needs them.
+// MaxKeptFactsBytes bounds the kept facts of a cluster, below a ConfigMap's 1 MiB: up to 5 KiB
+// a node kubespray set up (its facts as scale.yml leaves them), so some 180 nodes. Beyond it
+// the oldest go first; their facts are gathered again by the next run that needs them.
 const MaxKeptFactsBytes = 900 << 10
 
 // KeptFacts are the facts a run gathered, by node.
