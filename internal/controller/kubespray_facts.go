@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,8 +68,10 @@ func keepFacts(ctx context.Context, c client.Client, p *bpav1.Provisioning, runs
 		return err
 	}
 	cm.Name, cm.Namespace = key.Name, key.Namespace
-	labels := map[string]string{identity.ManagedByLabel: identity.ManagedBy, bpav1.ClusterLabel: cluster}
-	cm.Labels = mergeLabels(cm.Labels, labels)
+	if cm.Labels == nil {
+		cm.Labels = map[string]string{}
+	}
+	cm.Labels[identity.ManagedByLabel], cm.Labels[bpav1.ClusterLabel] = identity.ManagedBy, cluster
 	cm.BinaryData, cm.Data = data, map[string]string{runkubespray.FactsIndexKey: string(rawIndex)}
 	if err := controllerutil.SetOwnerReference(p, cm, c.Scheme()); err != nil {
 		return err
@@ -89,13 +90,4 @@ func missingOwner(c client.Client, cm *corev1.ConfigMap, p *bpav1.Provisioning) 
 	}
 	owned, err := controllerutil.HasOwnerReference(cm.OwnerReferences, p, c.Scheme())
 	return err == nil && !owned
-}
-
-func mergeLabels(have, want map[string]string) map[string]string {
-	out := maps.Clone(have)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, want)
-	return out
 }

@@ -460,11 +460,11 @@ func laterThan(a, b *wfv1.Workflow) bool {
 }
 
 // KeptFacts are the facts the Workflow's kubespray runs handed over (runkubespray.FactsParam),
-// in the order they ran, and why an output could not be read.
+// and why an output could not be read. runkubespray.Merge keeps each node's newest by when
+// they were gathered, whatever order the runs come in.
 func KeptFacts(wf *wfv1.Workflow) ([]runkubespray.KeptFacts, []error) {
 	nodes, _ := nodesOf(wf)
 	pods := podNodes(nodes)
-	slices.SortStableFunc(pods, func(a, b wfv1.NodeStatus) int { return a.FinishedAt.Compare(b.FinishedAt.Time) })
 	var kept []runkubespray.KeptFacts
 	var errs []error
 	for i := range pods {

@@ -107,7 +107,8 @@ func KubesprayImageOf(p *bpav1.Provisioning, opts Options) string {
 // mayNotAnswer are the nodes a run can do without, which pin-host-keys lets be silent: a
 // removal's leaving nodes (a dead server is removed without them) and other workers, a
 // renewal's workers (it renews the control plane alone), a scale run's other workers (their
-// kept facts stand for them), an upgrade's workers (each wave waits for its own). Every other node the run touches must answer before any host is.
+// kept facts stand for them), an upgrade's workers (each wave waits for its own). Every other
+// node the run touches must answer before any host is.
 func mayNotAnswer(plan runkubespray.Plan, spec *bpav1.ProvisioningSpec) []string {
 	switch plan.Mode {
 	case runkubespray.ModeRemove:

@@ -153,6 +153,14 @@ func OutputFile(name, file string) wfv1.Parameter {
 	return wfv1.Parameter{Name: name, ValueFrom: &wfv1.ValueFrom{Path: path.Join(OutputsDir, file)}}
 }
 
+// OptionalOutputFile is OutputFile, empty when the step ended before writing the file (a
+// failed attempt), where Argo would fail the step for the missing file.
+func OptionalOutputFile(name, file string) wfv1.Parameter {
+	p := OutputFile(name, file)
+	p.ValueFrom.Default = wfv1.AnyStringPtr("")
+	return p
+}
+
 // InputFile passes an input parameter to the container as a file under InputsDir.
 func InputFile(param, file string) wfv1.Artifact {
 	return wfv1.Artifact{

@@ -33,12 +33,10 @@ func Template(stepImage string, mayNotAnswer []string) wfv1.Template {
 		args = append(args, "--may-not-answer="+strings.Join(mayNotAnswer, ","))
 	}
 	args = append(args, "--silent-output="+path.Join(steps.OutputsDir, SilentFile))
-	silent := steps.OutputFile(SilentParam, SilentFile)
-	silent.ValueFrom.Default = wfv1.AnyStringPtr("")
 	return wfv1.Template{
 		Name:          Name,
 		Inputs:        steps.HostsInput(),
-		Outputs:       wfv1.Outputs{Parameters: []wfv1.Parameter{silent}},
+		Outputs:       wfv1.Outputs{Parameters: []wfv1.Parameter{steps.OptionalOutputFile(SilentParam, SilentFile)}},
 		Container:     steps.StepContainer(stepImage, Name, args),
 		RetryStrategy: steps.WaitForTheWorld(),
 	}

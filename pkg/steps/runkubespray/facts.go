@@ -168,10 +168,3 @@ func FactsHelperArtifact() wfv1.Artifact {
 		ArtifactLocation: wfv1.ArtifactLocation{Raw: &wfv1.RawArtifact{Data: FactsHelper}},
 	}
 }
-
-// factsOutput is FactsParam, empty when a run ended before FactsHelper saved anything.
-func factsOutput() wfv1.Parameter {
-	p := steps.OutputFile(FactsParam, FactsFile)
-	p.ValueFrom.Default = wfv1.AnyStringPtr("")
-	return p
-}

@@ -257,7 +257,7 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 	var outputs wfv1.Outputs
 	if plan.keepsFacts() {
 		inputs.Artifacts = append(inputs.Artifacts, FactsHelperArtifact())
-		outputs.Parameters = []wfv1.Parameter{factsOutput()}
+		outputs.Parameters = []wfv1.Parameter{steps.OptionalOutputFile(FactsParam, FactsFile)}
 	}
 	if plan.Mode == ModeUpgrade || plan.Mode == ModeRenewCertificates {
 		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: LimitParam})

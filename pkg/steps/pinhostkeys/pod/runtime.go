@@ -125,11 +125,10 @@ func (r *pinning) try(ctx context.Context, h bpav1.Node) {
 	case err != nil && ok && slices.Contains(r.mayNotAnswer, h.Label):
 		now := time.Now()
 		r.wentOnWithout = append(r.wentOnWithout, bpav1.SilentNode{Node: h.Label, Address: addr, TriedAt: metav1.NewTime(now.UTC().Truncate(time.Second))})
-		r.silent = append(r.silent, fmt.Sprintf("node %q (%s, BareMetalHost %s) does not answer SSH, tried at %s: %v; the run goes on without it",
-			h.Label, addr, h.BareMetalHost, now.UTC().Format(time.RFC3339), err))
+		r.silent = append(r.silent, notAnswering(h, addr, now, err, "the run goes on without it"))
 		return
 	case err != nil:
-		msg := notAnswering(h, addr, time.Now(), err)
+		msg := notAnswering(h, addr, time.Now(), err, "the run waits for it before touching any host: power it on, or take it out of the spec")
 		r.waiting = append(r.waiting, errors.New(msg))
 		if ok {
 			r.silent = append(r.silent, msg)
@@ -150,10 +149,10 @@ func (r *pinning) try(ctx context.Context, h bpav1.Node) {
 	r.repinned = append(r.repinned, fmt.Sprintf("node %q (%s): pinned its new host key %s, since %s", h.Label, addr, ssh.FingerprintSHA256(key), hostChange(was, now)))
 }
 
-// notAnswering says which node is silent, since when, and what to do.
-func notAnswering(h bpav1.Node, addr string, at time.Time, err error) string {
-	return fmt.Sprintf("node %q (%s, BareMetalHost %s) does not answer SSH, tried at %s: %v; the run waits for it before touching any host: power it on, or take it out of the spec",
-		h.Label, addr, h.BareMetalHost, at.UTC().Format(time.RFC3339), err)
+// notAnswering says which node is silent, since when, and what the run does about it.
+func notAnswering(h bpav1.Node, addr string, at time.Time, err error, then string) string {
+	return fmt.Sprintf("node %q (%s, BareMetalHost %s) does not answer SSH, tried at %s: %v; %s",
+		h.Label, addr, h.BareMetalHost, at.UTC().Format(time.RFC3339), err, then)
 }
 
 // hostNow names the BareMetalHost ns/name as knownhosts.ProvisionedAs does, "" when it cannot be read.
