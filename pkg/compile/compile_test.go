@@ -194,6 +194,7 @@ func TestCompileOffline(t *testing.T) {
 		"run-kubespray":            "pin-host-keys.Succeeded && render-inventory.Succeeded",
 		"fetch-kubeconfig":         "run-kubespray.Succeeded",
 		"read-certificates":        "fetch-kubeconfig.Succeeded",
+		"check-run-kubespray":      "fetch-kubeconfig.Succeeded",
 		"kud-plugin-onap4k8s":      "fetch-kubeconfig.Succeeded",
 	}
 	if diff := cmp.Diff(want, tasks); diff != "" {
@@ -386,6 +387,7 @@ func TestWorkflowContract(t *testing.T) {
 		"run-kubespray <- pin-host-keys.Succeeded && render-inventory.Succeeded",
 		"fetch-kubeconfig <- run-kubespray.Succeeded",
 		"read-certificates <- fetch-kubeconfig.Succeeded",
+		"check-run-kubespray <- fetch-kubeconfig.Succeeded",
 		"kud-plugin-onap4k8s <- fetch-kubeconfig.Succeeded",
 	}
 	if diff := cmp.Diff(wantTasks, tasks); diff != "" {
@@ -407,7 +409,7 @@ func TestWorkflowContract(t *testing.T) {
 			t.Errorf("template %s mounts the SSH key: %v, want %v", tmpl.Name, mountsKey, want)
 		}
 		mountsKubeconfig := slices.ContainsFunc(tmpl.Container.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "kubeconfig" })
-		if want := tmpl.Name == "report-nodes"; mountsKubeconfig != want {
+		if want := tmpl.Name == "report-nodes" || tmpl.Name == "check-every-node"; mountsKubeconfig != want {
 			t.Errorf("template %s mounts the new cluster's kubeconfig: %v, want %v", tmpl.Name, mountsKubeconfig, want)
 		}
 		if sc := tmpl.Container.SecurityContext; sc == nil || !*sc.RunAsNonRoot || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
@@ -421,7 +423,7 @@ func TestWorkflowContract(t *testing.T) {
 	}
 	for _, tmpl := range wf.Spec.Templates {
 		noToken := tmpl.AutomountServiceAccountToken != nil && !*tmpl.AutomountServiceAccountToken
-		if want := tmpl.Name == "run-kubespray" || tmpl.Name == "report-nodes"; noToken != want {
+		if want := tmpl.Name == "run-kubespray" || tmpl.Name == "report-nodes" || tmpl.Name == "check-every-node"; noToken != want {
 			t.Errorf("template %s mounts no token: %v, want %v", tmpl.Name, noToken, want)
 		}
 		if noToken && (tmpl.Executor == nil || tmpl.Executor.ServiceAccountName != "bpa-workflow-executor") {

@@ -37,9 +37,16 @@ type provisioningDAG struct {
 	touchHostsAfter []string
 	// kubesprayAfter are the tasks kubespray's first task waits for.
 	kubesprayAfter []string
-	// checkOnNewKubeconfig is the kubespray task whose masters are checked after
-	// fetch-kubeconfig rather than straight after it.
-	checkOnNewKubeconfig string
+	// checkOnNewKubeconfig is the check of the nodes a kubespray task touched that runs once
+	// fetch-kubeconfig has stored the kubeconfig the run left, rather than straight after it.
+	checkOnNewKubeconfig *nodesCheck
+}
+
+// nodesCheck is a check-nodes task: the kubespray task it follows and the nodes it reads,
+// every resolved host when nodes is nil.
+type nodesCheck struct {
+	after string
+	nodes []string
 }
 
 // runKind adds what one kind of run does between the pinned host keys and fetch-kubeconfig,
@@ -58,23 +65,43 @@ func runKindOf(plan runkubespray.Plan) runKind {
 	case plan.Mode == runkubespray.ModeRemove:
 		return removeRun
 	default:
-		// create and scale run the same task: the template's script tells the playbooks apart.
 		return createOrScaleRun
 	}
 }
 
-// createOrScaleRun runs kubespray once: cluster.yml, or scale.yml limited to the new nodes.
+// createOrScaleRun runs cluster.yml, or scale.yml limited to the new nodes, then checks the
+// nodes it made or added once their kubeconfig is stored: every node after cluster.yml (a
+// rerun on a cluster that exists touches them all), the new ones after scale.yml.
 func createOrScaleRun(b *provisioningDAG) (string, error) {
-	b.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: b.kubesprayArgs}}, b.kubesprayAfter...)
-	return runkubespray.Name, nil
+	last := b.runKubespray()
+	if b.plan.Mode == runkubespray.ModeScale {
+		if err := b.addCheckNodesTemplate(); err != nil {
+			return "", err
+		}
+		b.checkOnNewKubeconfig = &nodesCheck{after: last, nodes: b.plan.Nodes}
+		return last, nil
+	}
+	if err := b.addTemplate(checknodes.EveryNodeTemplate(b.opts.StepImage, b.plan.KubernetesVersion)); err != nil {
+		return "", err
+	}
+	b.checkOnNewKubeconfig = &nodesCheck{after: last}
+	return last, nil
 }
 
-// removeRun asks which leaving nodes answer, then runs remove-node.yml.
+// removeRun asks which leaving nodes answer, then runs remove-node.yml. The nodes it touched
+// are gone: reportnodes' status says which nodes remain.
 func removeRun(b *provisioningDAG) (string, error) {
 	if err := b.checkLeavingNodes(); err != nil {
 		return "", err
 	}
-	return createOrScaleRun(b)
+	return b.runKubespray(), nil
+}
+
+// runKubespray adds the run-kubespray task, one kubespray run (the template's script tells
+// the playbooks apart), and returns it.
+func (b *provisioningDAG) runKubespray() string {
+	b.addTask(wfv1.DAGTask{Name: runkubespray.Name, Template: runkubespray.Name, Arguments: wfv1.Arguments{Parameters: b.kubesprayArgs}}, b.kubesprayAfter...)
+	return runkubespray.Name
 }
 
 // controlPlaneRun adds or removes masters: it starts only from the etcd the record describes,
@@ -91,10 +118,8 @@ func controlPlaneRun(b *provisioningDAG) (string, error) {
 	b.addTask(wfv1.DAGTask{Name: checketcdmembers.BeforeTask, Template: checketcdmembers.Name,
 		Arguments: checketcdmembers.Arguments(b.resolvedHosts(), b.plan.EtcdChange.Before)}, pinhostkeys.Name)
 	b.kubesprayAfter = append(b.kubesprayAfter, checketcdmembers.BeforeTask)
-	last, err := createOrScaleRun(b)
-	if err != nil {
-		return "", err
-	}
+	last := b.runKubespray()
+	var err error
 	if b.plan.UpdateControlPlane {
 		if last, err = b.updateControlPlane(last); err != nil {
 			return "", err
@@ -117,7 +142,7 @@ func renewalRun(b *provisioningDAG) (string, error) {
 	if err := b.addCheckNodesTemplate(); err != nil {
 		return "", err
 	}
-	b.checkOnNewKubeconfig = runkubespray.RenewCertificatesTask
+	b.checkOnNewKubeconfig = &nodesCheck{after: runkubespray.RenewCertificatesTask, nodes: b.masters()}
 	return runkubespray.RenewCertificatesTask, nil
 }
 
@@ -267,8 +292,12 @@ func (b *provisioningDAG) updateControlPlane(after string) (string, error) {
 func (b *provisioningDAG) addClusterSteps(after string, manifests map[string]string) {
 	b.addTask(wfv1.DAGTask{Name: fetchkubeconfig.Name, Template: fetchkubeconfig.Name, Arguments: hostsOf(resolveleases.Name)}, after)
 	b.addTask(wfv1.DAGTask{Name: readcertificates.Name, Template: readcertificates.Name, Arguments: hostsOf(resolveleases.Name)}, fetchkubeconfig.Name)
-	if task := b.checkOnNewKubeconfig; task != "" {
-		b.addTask(wfv1.DAGTask{Name: checknodes.Task(task), Template: checknodes.Name, Arguments: checknodes.Arguments(b.masters())}, fetchkubeconfig.Name)
+	switch check := b.checkOnNewKubeconfig; {
+	case check == nil:
+	case check.nodes == nil:
+		b.addTask(wfv1.DAGTask{Name: checknodes.Task(check.after), Template: checknodes.EveryNodeName, Arguments: hostsOf(resolveleases.Name)}, fetchkubeconfig.Name)
+	default:
+		b.addTask(wfv1.DAGTask{Name: checknodes.Task(check.after), Template: checknodes.Name, Arguments: checknodes.Arguments(check.nodes)}, fetchkubeconfig.Name)
 	}
 	// Plugins run one after another, in CR order: later ones (sriov-network) may need
 	// earlier ones (multus).

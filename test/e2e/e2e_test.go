@@ -35,6 +35,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -207,10 +208,12 @@ func (s *suite) makeTheCluster() *bpav1.Provisioning {
 	}
 	s.checkClaims(p, 2)
 	s.checkKubeconfig()
-	// The stand-in's "new cluster" is the suite's API server, whose one node is the suite's
-	// kubelet: the exit handler read it through the stored kubeconfig.
-	if got := s.provisioning(p).Status.Kubelets; len(got) != 1 || len(got[0].Nodes) != 1 || !strings.HasPrefix(got[0].Version, "v1.") {
-		t.Errorf("status.kubelets %+v, want the suite's node", got)
+	// The stand-in's "new cluster" is the suite's API server, whose nodes are the suite's
+	// kubelet's and those the stand-in registered at its version (register-nodes.yml), which
+	// check-run-kubespray found Ready: the exit handler read them through the stored kubeconfig.
+	if got := s.provisioning(p).Status.Kubelets; len(got) != 1 || len(got[0].Nodes) != 3 || !slices.Contains(got[0].Nodes, "master-1") ||
+		!slices.Contains(got[0].Nodes, "worker-1") || len(got[0].NotReady) > 0 || !strings.HasPrefix(got[0].Version, "v1.") {
+		t.Errorf("status.kubelets %+v, want the suite's node, master-1 and worker-1, all Ready", got)
 	} else {
 		say(t, "report-nodes (the exit handler) read the new cluster's nodes: %s", s.provisioning(p).Status.KubeletVersions)
 	}
@@ -647,7 +650,13 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 		}
 		newClusterRaw, err := clientcmd.Write(*newCluster)
 		must(t, err)
-		standIn = &standInCluster{adminConf: newClusterRaw, apiPort: apiURL.Port(), apiRelay: relay(t, site, apiURL.Host)}
+		kube, err := kubernetes.NewForConfig(env.Config)
+		must(t, err)
+		version, err := kube.Discovery().ServerVersion()
+		must(t, err)
+		kubeletFiles, err := standInKubeletFiles(adminKubeconfig, apiURL.Port(), version.GitVersion)
+		must(t, err)
+		standIn = &standInCluster{adminConf: newClusterRaw, apiPort: apiURL.Port(), apiRelay: relay(t, site, apiURL.Host), kubeletFiles: kubeletFiles}
 	}
 	s.hosts = prepareHosts(t, site, signer, repo, standIn)
 	var answered []string

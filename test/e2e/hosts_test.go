@@ -7,13 +7,16 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +24,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testutil"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/internal/test/testvm"
@@ -51,11 +55,42 @@ const bootWait = 5 * time.Minute
 var e2ePackages = []testutil.DebPackage{{Name: "htop", Version: "3.2.2-2"}, {Name: "jq", Version: "1.5-1"}, {Name: "jq", Version: "1.6-2"}, {Name: "nano", Version: "7.2-1"}, {Name: "tmux", Version: "3.3a-3"}}
 
 // standInCluster is what kubespray's stand-in needs on each host to stand in for a cluster's
-// node: the "new cluster's" admin.conf, and its API server relayed to the host's address on
-// apiPort (from apiRelay, the suite's relay to its API server).
+// node: the "new cluster's" admin.conf, its API server relayed to the host's address and to
+// its loopback on apiPort (from apiRelay, the suite's relay to its API server), and what the
+// stand-in's kubelet registers its node with (kubeletFiles: file name → content).
 type standInCluster struct {
 	adminConf         []byte
 	apiPort, apiRelay string
+	kubeletFiles      map[string][]byte
+}
+
+// standInKubeletFiles are the files the stand-in registers a node with, as a kubelet does:
+// the new cluster's CA and an admin's client certificate (from its admin kubeconfig), and
+// kubelet.json, the API server's address on the host's loopback (where the certificate's name,
+// localhost, holds) and the version the stand-in's kubelets report: the new cluster's own.
+func standInKubeletFiles(adminKubeconfig []byte, apiPort, version string) (map[string][]byte, error) {
+	cfg, err := clientcmd.Load(adminKubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	kc := cfg.Contexts[cfg.CurrentContext]
+	if kc == nil || cfg.Clusters[kc.Cluster] == nil || cfg.AuthInfos[kc.AuthInfo] == nil {
+		return nil, errors.New("the admin kubeconfig has no current context")
+	}
+	user := cfg.AuthInfos[kc.AuthInfo]
+	if len(user.ClientCertificateData) == 0 || len(user.ClientKeyData) == 0 {
+		return nil, errors.New("the admin kubeconfig has no client certificate")
+	}
+	kubelet, err := json.Marshal(map[string]string{"server": "https://localhost:" + apiPort, "version": version})
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{
+		"ca.crt":       cfg.Clusters[kc.Cluster].CertificateAuthorityData,
+		"client.crt":   user.ClientCertificateData,
+		"client.key":   user.ClientKeyData,
+		"kubelet.json": kubelet,
+	}, nil
 }
 
 // prepareHosts logs in to each host once it has booted and makes it a host of this site, as
@@ -111,9 +146,13 @@ func (h *testHost) prepare(repo string, standIn *standInCluster) error {
 			// The "new cluster" is the suite's API server: systemd's own socket proxy relays the
 			// host's address to it, as if it ran there.
 			step{"the new cluster's API server", "sudo -n systemd-run --quiet --unit=bpa-e2e-new-cluster --socket-property=ListenStream=" + net.JoinHostPort(h.IP, standIn.apiPort) +
+				" --socket-property=ListenStream=" + net.JoinHostPort("127.0.0.1", standIn.apiPort) +
 				" /usr/lib/systemd/systemd-socket-proxyd " + standIn.apiRelay, nil},
 			step{"kubespray's stand-in", "sudo -n install -d -m 0755 /etc/kubernetes/stand-in && sudo -n touch /etc/kubernetes/stand-in/offline && " +
 				"sudo -n install -m 0600 /dev/stdin /etc/kubernetes/stand-in/admin.conf", standIn.adminConf})
+		for _, name := range slices.Sorted(maps.Keys(standIn.kubeletFiles)) {
+			steps = append(steps, step{"the stand-in kubelet's " + name, "sudo -n install -m 0600 /dev/stdin /etc/kubernetes/stand-in/" + name, standIn.kubeletFiles[name]})
+		}
 	}
 	for _, s := range steps {
 		if _, err := h.runInput(s.command, s.stdin); err != nil {

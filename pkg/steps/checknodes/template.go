@@ -1,6 +1,6 @@
 // Package checknodes is the check-nodes step: after each kubespray task that changes nodes
-// (an upgrade's control plane and each of its waves, a control-plane change, a certificate
-// renewal), it reads the nodes the task touched through the cluster's kubeconfig and fails the
+// (cluster.yml, a scale run, an upgrade's control plane and each of its waves, a control-plane
+// change, a certificate renewal), it reads the nodes the task touched through the cluster's kubeconfig and fails the
 // run unless each is Ready, schedulable and at the version the run installs. kubespray's own
 // waits do not catch a node its upgrade leaves cordoned (kubespray #13030), and a failed check
 // stops the waves after it, so one bad wave never spreads to the next.
@@ -21,6 +21,11 @@ import (
 // Name of the step and its template.
 const Name = "check-nodes"
 
+// EveryNodeName is the template that checks every node of the resolved hosts, after a run that
+// touched them all (cluster.yml): the compiled Workflow names none, so its size does not grow
+// with the cluster's.
+const EveryNodeName = "check-every-node"
+
 // NodesParam is the input naming the nodes a task checks, comma-separated.
 const NodesParam = "nodes"
 
@@ -37,17 +42,27 @@ func Task(after string) string { return "check-" + after }
 // only the new cluster's API, never the management cluster's (no token). A pod Argo lost is
 // retried; a check that failed is final: the operator fixes the node and retries the step.
 func Template(stepImage, version string) wfv1.Template {
+	return template(Name, stepImage, "--nodes={{inputs.parameters."+NodesParam+"}}", version,
+		wfv1.Inputs{Parameters: []wfv1.Parameter{{Name: NodesParam}}})
+}
+
+// EveryNodeTemplate is Template for every node of the hosts parameter (resolve-leases').
+func EveryNodeTemplate(stepImage, version string) wfv1.Template {
+	return template(EveryNodeName, stepImage, "--hosts="+steps.HostsFile, version, steps.HostsInput())
+}
+
+func template(name, stepImage, nodesArg, version string, inputs wfv1.Inputs) wfv1.Template {
 	args := []string{
 		"--kubeconfig=" + reportnodes.KubeconfigPath,
-		"--nodes={{inputs.parameters." + NodesParam + "}}",
+		nodesArg,
 		"--wait=" + Wait.String(),
 	}
 	if version != "" {
 		args = append(args, "--version=v"+version)
 	}
 	t := wfv1.Template{
-		Name:      Name,
-		Inputs:    wfv1.Inputs{Parameters: []wfv1.Parameter{{Name: NodesParam}}},
+		Name:      name,
+		Inputs:    inputs,
 		Container: steps.StepContainer(stepImage, Name, args, corev1.VolumeMount{Name: reportnodes.KubeconfigVolume, MountPath: reportnodes.KubeconfigDir, ReadOnly: true}),
 		RetryStrategy: &wfv1.RetryStrategy{
 			Limit:       ptr.To(intstr.FromInt32(1)),

@@ -4,24 +4,26 @@
 package pod
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/checknodes"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/stepcmd"
 )
 
 // Command is the step as its pod runs it.
 func Command() *cobra.Command {
-	var kubeconfig, nodesFlag, versionFlag string
+	var kubeconfig, nodesFlag, hostsFile, versionFlag string
 	var wait, poll time.Duration
 	cmd := &cobra.Command{
-		Use:   checknodes.Name + " --kubeconfig FILE --nodes A,B [--version vX.Y.Z] [--wait D]",
+		Use:   checknodes.Name + " --kubeconfig FILE (--nodes A,B | --hosts FILE) [--version vX.Y.Z] [--wait D]",
 		Short: "Wait until each node a run touched is Ready, schedulable and at the run's version; fail naming each that is not",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			nodes, err := checknodes.ParseNodes(nodesFlag)
+			nodes, err := nodesOf(nodesFlag, hostsFile)
 			if err != nil {
 				return err
 			}
@@ -33,10 +35,28 @@ func Command() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", reportnodes.KubeconfigPath, "the cluster's kubeconfig, as fetch-kubeconfig stored it")
-	cmd.Flags().StringVar(&nodesFlag, "nodes", "", "the nodes the run touched, comma-separated (required)")
+	cmd.Flags().StringVar(&nodesFlag, "nodes", "", "the nodes the run touched, comma-separated")
+	cmd.Flags().StringVar(&hostsFile, "hosts", "", "the resolved hosts (JSON), every one of which the run touched")
 	cmd.Flags().StringVar(&versionFlag, "version", "", "the kubelet version each must run (v1.34.3); empty checks no version")
 	cmd.Flags().DurationVar(&wait, "wait", checknodes.Wait, "how long the nodes have to become as they should")
 	cmd.Flags().DurationVar(&poll, "poll", 10*time.Second, "how often the nodes are read while they are not")
-	_ = cmd.MarkFlagRequired("nodes")
+	cmd.MarkFlagsOneRequired("nodes", "hosts")
+	cmd.MarkFlagsMutuallyExclusive("nodes", "hosts")
 	return cmd
+}
+
+// nodesOf are the nodes to check: those --nodes names, or every one of the hosts file.
+func nodesOf(nodesFlag, hostsFile string) ([]string, error) {
+	if hostsFile == "" {
+		return checknodes.ParseNodes(nodesFlag)
+	}
+	hosts, err := stepcmd.ReadHosts(hostsFile)
+	if err != nil {
+		return nil, fmt.Errorf("--hosts: %w", err)
+	}
+	names := make([]string, len(hosts))
+	for i, h := range hosts {
+		names[i] = h.Label
+	}
+	return checknodes.ParseNodes(checknodes.Names(names))
 }

@@ -3,6 +3,7 @@ package pod_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,4 +106,45 @@ func TestRunWaitsThenNamesEachNode(t *testing.T) {
 			t.Errorf("Run() = %v", err)
 		}
 	})
+}
+
+// TestCommandChecksEveryHost: after cluster.yml the step is given the resolved hosts, not
+// their names, and checks every one of them; it takes the nodes one way or the other.
+func TestCommandChecksEveryHost(t *testing.T) {
+	putNode(t, "host-a", "v1.34.3", corev1.ConditionTrue, false)
+	putNode(t, "host-b", "v1.34.3", corev1.ConditionFalse, false)
+	kubeconfig := env.AdminKubeconfig(t)
+	hosts := filepath.Join(t.TempDir(), "hosts.json")
+	if err := os.WriteFile(hosts, []byte(`[{"label":"host-a","role":"master","bareMetalHost":"site/a","mac":"52:54:00:00:00:01"},{"label":"host-b","role":"worker","bareMetalHost":"site/b","mac":"52:54:00:00:00:02"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		err  string
+	}{
+		{name: "every host", args: []string{"--hosts=" + hosts, "--version=v1.34.3"},
+			err: "after 1s: 1 of 2 nodes the run touched are not as it should leave them: host-b: NotReady; " +
+				"bring the node back or fix it (kubectl uncordon NODE for a node left cordoned), then retry this step"},
+		{name: "named", args: []string{"--nodes=host-a", "--version=v1.34.3"}},
+		{name: "neither", args: nil, err: "at least one of the flags in the group [nodes hosts] is required"},
+		{name: "both", args: []string{"--nodes=host-a", "--hosts=" + hosts},
+			err: "if any flags in the group [nodes hosts] are set none of the others can be; [hosts nodes] were all set"},
+		{name: "a hosts file that is not", args: []string{"--hosts=" + filepath.Join(t.TempDir(), "none.json")},
+			err: "--hosts: open /"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := pod.Command()
+			cmd.SetArgs(append([]string{"--kubeconfig=" + kubeconfig, "--wait=1s", "--poll=100ms"}, tc.args...))
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("Execute() = %v", err)
+			case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err) && err.Error() != tc.err):
+				t.Errorf("Execute() = %v\nwant %s", err, tc.err)
+			}
+		})
+	}
 }
