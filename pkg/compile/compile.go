@@ -106,7 +106,8 @@ func KubesprayImageOf(p *bpav1.Provisioning, opts Options) string {
 
 // mayNotAnswer are the nodes a run can do without, which pin-host-keys lets be silent: a
 // removal's leaving nodes (a dead server is removed without them) and other workers, a
-// renewal's workers (it renews the control plane alone), a scale run's other workers (their
+// renewal's workers and masters but the first (it renews those that answer; the kubeconfig
+// comes from the first), a scale run's other workers (their
 // kept facts stand for them), an upgrade's workers (each wave waits for its own). Every other
 // node the run touches must answer before any host is.
 func mayNotAnswer(plan runkubespray.Plan, spec *bpav1.ProvisioningSpec) []string {
@@ -116,7 +117,15 @@ func mayNotAnswer(plan runkubespray.Plan, spec *bpav1.ProvisioningSpec) []string
 		// masters remove them (kubespray delegates there) and must answer.
 		return sortedCopy(slices.Concat(leaving(plan), workersOf(spec, plan.Nodes)))
 	case runkubespray.ModeRenewCertificates:
-		return workersOf(spec, nil)
+		var others []string
+		for _, entry := range spec.Masters {
+			for label := range entry {
+				if label != spec.FirstMaster() {
+					others = append(others, label)
+				}
+			}
+		}
+		return sortedCopy(slices.Concat(others, workersOf(spec, nil)))
 	case runkubespray.ModeUpgrade:
 		// Each wave waits for its own silent workers (run-kubespray, WaveWaitsForSilentNodes):
 		// the waves before theirs go on. The control plane must answer.

@@ -31,7 +31,8 @@ func TestMayNotAnswer(t *testing.T) {
 			want: []string{"worker-1", "worker-2", "worker-3"}},
 		{name: "a master removed: it and the workers", plan: runkubespray.Plan{Mode: runkubespray.ModeRemove, Nodes: []string{"master-2"}, EtcdChange: &runkubespray.EtcdChange{}},
 			want: []string{"master-2", "worker-1", "worker-2"}},
-		{name: "a renewal: the workers, sorted", plan: runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates}, want: []string{"worker-1", "worker-2"}},
+		{name: "a renewal: the masters but the first, and the workers, sorted", plan: runkubespray.Plan{Mode: runkubespray.ModeRenewCertificates},
+			want: []string{"master-2", "worker-1", "worker-2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if d := cmp.Diff(tc.want, mayNotAnswer(tc.plan, spec)); d != "" {

@@ -43,10 +43,12 @@ type provisioningDAG struct {
 }
 
 // nodesCheck is a check-nodes task: the kubespray task it follows and the nodes it reads,
-// every resolved host when nodes is nil.
+// every resolved host when nodes is nil, but those pin-host-keys went on without when
+// exceptSilent (the run left them out).
 type nodesCheck struct {
-	after string
-	nodes []string
+	after        string
+	nodes        []string
+	exceptSilent bool
 }
 
 // runKind adds what one kind of run does between the pinned host keys and fetch-kubeconfig,
@@ -133,17 +135,23 @@ func controlPlaneRun(b *provisioningDAG) (string, error) {
 	return checketcdmembers.AfterTask, nil
 }
 
-// renewalRun renews the control plane's certificates, a master at a time. Its masters are
-// checked once fetch-kubeconfig has stored the renewed admin kubeconfig: the one stored
-// before may be what expired.
+// renewalRun renews the control plane's certificates, a master at a time, but on the masters
+// pin-host-keys went on without. Its masters are checked once fetch-kubeconfig has stored the
+// renewed admin kubeconfig (the one stored before may be what expired), the silent ones left
+// out.
 func renewalRun(b *provisioningDAG) (string, error) {
-	b.addTask(wfv1.DAGTask{Name: runkubespray.RenewCertificatesTask, Template: runkubespray.Name,
-		Arguments: withLimit(b.kubesprayArgs, runkubespray.ControlPlaneLimit)}, b.kubesprayAfter...)
-	if err := b.addCheckNodesTemplate(); err != nil {
+	args := withLimit(append(slices.Clone(b.kubesprayArgs), silentNodes(runkubespray.SilentNodesParam)), runkubespray.ControlPlaneLimit)
+	b.addTask(wfv1.DAGTask{Name: runkubespray.RenewCertificatesTask, Template: runkubespray.Name, Arguments: args}, b.kubesprayAfter...)
+	if err := b.addTemplate(checknodes.AnsweringTemplate(b.opts.StepImage, b.plan.KubernetesVersion)); err != nil {
 		return "", err
 	}
-	b.checkOnNewKubeconfig = &nodesCheck{after: runkubespray.RenewCertificatesTask, nodes: b.masters()}
+	b.checkOnNewKubeconfig = &nodesCheck{after: runkubespray.RenewCertificatesTask, nodes: b.masters(), exceptSilent: true}
 	return runkubespray.RenewCertificatesTask, nil
+}
+
+// silentNodes passes pin-host-keys' silent nodes on as the input as.
+func silentNodes(as string) wfv1.Parameter {
+	return outputOf(pinhostkeys.Name, pinhostkeys.SilentParam, as)
 }
 
 // upgradeRun upgrades the control plane, then each wave of workers, each after its approval
@@ -294,6 +302,10 @@ func (b *provisioningDAG) addClusterSteps(after string, manifests map[string]str
 	b.addTask(wfv1.DAGTask{Name: readcertificates.Name, Template: readcertificates.Name, Arguments: hostsOf(resolveleases.Name)}, fetchkubeconfig.Name)
 	switch check := b.checkOnNewKubeconfig; {
 	case check == nil:
+	case check.exceptSilent:
+		b.addTask(wfv1.DAGTask{Name: checknodes.Task(check.after), Template: checknodes.AnsweringName, Arguments: wfv1.Arguments{Parameters: []wfv1.Parameter{
+			{Name: checknodes.NodesParam, Value: wfv1.AnyStringPtr(checknodes.Names(check.nodes))}, silentNodes(checknodes.SilentParam),
+		}}}, fetchkubeconfig.Name)
 	case check.nodes == nil:
 		b.addTask(wfv1.DAGTask{Name: checknodes.Task(check.after), Template: checknodes.EveryNodeName, Arguments: hostsOf(resolveleases.Name)}, fetchkubeconfig.Name)
 	default:

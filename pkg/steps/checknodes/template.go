@@ -7,6 +7,7 @@
 package checknodes
 
 import (
+	"path"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
@@ -51,12 +52,33 @@ func EveryNodeTemplate(stepImage, version string) wfv1.Template {
 	return template(EveryNodeName, stepImage, "--hosts="+steps.HostsFile, version, steps.HostsInput())
 }
 
-func template(name, stepImage, nodesArg, version string, inputs wfv1.Inputs) wfv1.Template {
-	args := []string{
+// AnsweringName is the template that checks the nodes its task names but those pin-host-keys
+// went on without, after a run that left them out (a renewal).
+const AnsweringName = "check-answering-nodes"
+
+// SilentParam is AnsweringTemplate's input: pin-host-keys' silent-nodes output (JSON), as the
+// file SilentFile.
+const (
+	SilentParam = "silent-nodes"
+	SilentFile  = "silent-nodes.json"
+)
+
+// AnsweringTemplate is Template without the nodes of SilentParam.
+func AnsweringTemplate(stepImage, version string) wfv1.Template {
+	inputs := wfv1.Inputs{
+		Parameters: []wfv1.Parameter{{Name: NodesParam}, {Name: SilentParam}},
+		Artifacts:  []wfv1.Artifact{steps.InputFile(SilentParam, SilentFile)},
+	}
+	return template(AnsweringName, stepImage, "--nodes={{inputs.parameters."+NodesParam+"}}", version, inputs,
+		"--except-silent="+path.Join(steps.InputsDir, SilentFile))
+}
+
+func template(name, stepImage, nodesArg, version string, inputs wfv1.Inputs, more ...string) wfv1.Template {
+	args := append([]string{
 		"--kubeconfig=" + reportnodes.KubeconfigPath,
 		nodesArg,
 		"--wait=" + Wait.String(),
-	}
+	}, more...)
 	if version != "" {
 		args = append(args, "--version=v"+version)
 	}

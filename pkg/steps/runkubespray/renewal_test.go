@@ -71,33 +71,8 @@ func TestRenewalRestartsTheOldPodsOnABusyMaster(t *testing.T) {
 		{"a pod never goes", "scheduler stuck\n", false, "apiserver\n" + strings.Repeat("scheduler\n", 13)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			bin, conf := filepath.Join(dir, "bin"), filepath.Join(dir, "kubernetes")
-			must(t, os.MkdirAll(bin, 0o755))
-			must(t, os.MkdirAll(conf, 0o755))
-			must(t, os.MkdirAll(filepath.Join(dir, "root", ".kube"), 0o755))
-			write(t, filepath.Join(dir, "pods"), "apiserver\nscheduler\n")
-			write(t, filepath.Join(dir, "fails"), tc.fails)
-			write(t, filepath.Join(bin, "crictl"), fakeCrictl)
-			kubeadmCalls := filepath.Join(dir, "kubeadm.calls")
-			write(t, filepath.Join(bin, "kubeadm"), "#!/bin/sh\necho \"$@\" >> "+kubeadmCalls+"\n")
-			write(t, filepath.Join(bin, "kubectl"), "#!/bin/sh\n[ \"$*\" = \"--kubeconfig "+conf+"/admin.conf get --raw /readyz\" ]\n")
-			for _, b := range []string{"crictl", "kubeadm", "kubectl"} {
-				must(t, os.Chmod(filepath.Join(bin, b), 0o755))
-			}
-			write(t, filepath.Join(conf, "admin.conf"), "renewed\n")
-			inventory := filepath.Join(dir, "hosts.ini")
-			// ansible_become=false: a connection variable outranks the play's become, and the
-			// master is this machine.
-			write(t, inventory, "[kube_control_plane]\nmaster\n[all:vars]\nansible_connection=local\nansible_become=false\n"+
-				"ansible_python_interpreter="+python+"\nbin_dir="+bin+"\nkube_config_dir="+conf+"\n")
-			book := filepath.Join(dir, runkubespray.RenewCertificatesPlaybookFile)
-			write(t, book, runkubespray.RenewCertificatesPlaybook)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, playbook, "--inventory="+inventory, "--extra-vars=removal_delay=0",
-				"--extra-vars=root_kubeconfig="+filepath.Join(dir, "root", ".kube", "config"), book)
-			cmd.Dir, cmd.Env = dir, append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp"), "ANSIBLE_NOCOLOR=1")
+			dir, kubeadmCalls := renewalMaster(t, tc.fails)
+			cmd := renewal(t, playbook, dir, "[kube_control_plane]\nmaster\n[all:vars]\nansible_python_interpreter="+python+"\n")
 			out, err := cmd.CombinedOutput()
 			if (err == nil) != tc.passes {
 				t.Fatalf("the renewal's playbook: %v, want it to pass: %v\n%s", err, tc.passes, out)
@@ -114,6 +89,97 @@ func TestRenewalRestartsTheOldPodsOnABusyMaster(t *testing.T) {
 			}
 			if calls, _ := os.ReadFile(kubeadmCalls); string(calls) != wantKubeadm {
 				t.Errorf("kubeadm ran\n%s\nwant\n%s", calls, wantKubeadm)
+			}
+		})
+	}
+}
+
+// renewalMaster is a master for RenewCertificatesPlaybook that is this machine: its paths in a
+// temporary folder (dir), kubeadm and kubectl recorders, crictl the fake above with fails.
+// It returns dir and the file kubeadm's calls go to.
+func renewalMaster(t *testing.T, fails string) (dir, kubeadmCalls string) {
+	t.Helper()
+	dir = t.TempDir()
+	bin, conf := filepath.Join(dir, "bin"), filepath.Join(dir, "kubernetes")
+	must(t, os.MkdirAll(bin, 0o755))
+	must(t, os.MkdirAll(conf, 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "root", ".kube"), 0o755))
+	write(t, filepath.Join(dir, "pods"), "apiserver\nscheduler\n")
+	write(t, filepath.Join(dir, "fails"), fails)
+	write(t, filepath.Join(bin, "crictl"), fakeCrictl)
+	kubeadmCalls = filepath.Join(dir, "kubeadm.calls")
+	write(t, filepath.Join(bin, "kubeadm"), "#!/bin/sh\necho \"$@\" >> "+kubeadmCalls+"\n")
+	write(t, filepath.Join(bin, "kubectl"), "#!/bin/sh\n[ \"$*\" = \"--kubeconfig "+conf+"/admin.conf get --raw /readyz\" ]\n")
+	for _, b := range []string{"crictl", "kubeadm", "kubectl"} {
+		must(t, os.Chmod(filepath.Join(bin, b), 0o755))
+	}
+	write(t, filepath.Join(conf, "admin.conf"), "renewed\n")
+	return dir, kubeadmCalls
+}
+
+// renewal is the command that runs RenewCertificatesPlaybook on the masters of inventory (its
+// text), renewalMaster's paths given to every host, within 3 minutes.
+func renewal(t *testing.T, playbook, dir, inventory string, extraArgs ...string) *exec.Cmd {
+	t.Helper()
+	path := filepath.Join(dir, "hosts.ini")
+	// ansible_become=false: a connection variable outranks the play's become, and the master
+	// is this machine.
+	write(t, path, inventory+"[all:vars]\nansible_connection=local\nansible_become=false\n"+
+		"bin_dir="+filepath.Join(dir, "bin")+"\nkube_config_dir="+filepath.Join(dir, "kubernetes")+"\n")
+	book := filepath.Join(dir, runkubespray.RenewCertificatesPlaybookFile)
+	write(t, book, runkubespray.RenewCertificatesPlaybook)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	args := append([]string{"--inventory=" + path, "--extra-vars=removal_delay=0",
+		"--extra-vars=root_kubeconfig=" + filepath.Join(dir, "root", ".kube", "config")}, extraArgs...)
+	cmd := exec.CommandContext(ctx, playbook, append(args, book)...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp"), "ANSIBLE_NOCOLOR=1")
+	return cmd
+}
+
+// TestRenewalLeavesOutTheMastersThatDidNotAnswer: the masters pin-host-keys went on without
+// (its silent-nodes output, as the pod's input file) are named and never connected to; the
+// others are renewed. Without the file the same silent master stops the renewal.
+func TestRenewalLeavesOutTheMastersThatDidNotAnswer(t *testing.T) {
+	playbook, err := exec.LookPath("ansible-playbook")
+	if err != nil {
+		t.Fatalf("ansible-playbook is missing: run `make test-deps` (Debian ansible-core)")
+	}
+	python, err := exec.LookPath("python3")
+	must(t, err)
+	// master-2 is an SSH host that nothing answers for.
+	inventory := "[kube_control_plane]\nmaster\nmaster-2 ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=1\n" +
+		"[all:vars]\nansible_python_interpreter=" + python + "\n"
+	silent := `[{"node":"master-2","address":"10.10.0.12:22","triedAt":"2026-12-06T06:00:00Z"},{"node":"worker-1","address":"10.10.0.21:22","triedAt":"2026-12-06T06:00:01Z"}]`
+	for _, tc := range []struct {
+		name, silent string
+		passes       bool
+	}{
+		{name: "master-2 named silent", silent: silent, passes: true},
+		{name: "no master silent", silent: "[]", passes: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, kubeadmCalls := renewalMaster(t, "")
+			file := filepath.Join(dir, runkubespray.SilentNodesFile)
+			write(t, file, tc.silent)
+			out, err := renewal(t, playbook, dir, inventory, "--extra-vars=bpa_silent_nodes_file="+file).CombinedOutput()
+			if (err == nil) != tc.passes {
+				t.Fatalf("the renewal's playbook: %v, want it to pass: %v\n%s", err, tc.passes, out)
+			}
+			if !tc.passes {
+				if !strings.Contains(string(out), "master-2") || !strings.Contains(string(out), "UNREACHABLE") {
+					t.Errorf("the renewal failed, not on master-2 unreachable:\n%s", out)
+				}
+				return
+			}
+			if said := "master-2 did not answer at 10.10.0.12:22 (2026-12-06T06:00:00Z): its certificates are not renewed"; !strings.Contains(string(out), said) {
+				t.Errorf("the renewal's output does not say %q:\n%s", said, out)
+			}
+			if strings.Contains(string(out), "worker-1") {
+				t.Errorf("the renewal names worker-1, no master:\n%s", out)
+			}
+			if calls, _ := os.ReadFile(kubeadmCalls); string(calls) != "certs check-expiration\ncerts renew all\ncerts check-expiration\n" {
+				t.Errorf("kubeadm ran\n%s\nwant the master's renewal once\n%s", calls, out)
 			}
 		})
 	}

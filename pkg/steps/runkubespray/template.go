@@ -130,7 +130,8 @@ func (p Plan) Command() (command, args []string, err error) {
 		if len(p.Nodes) > 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q takes no nodes", p.Mode)
 		}
-		return []string{"/bin/sh", "-c", RenewCertificatesScript}, withLimitParam(args), nil
+		return []string{"/bin/sh", "-c", RenewCertificatesScript},
+			withLimitParam(append(args, "--extra-vars=bpa_silent_nodes_file="+path.Join(steps.InputsDir, SilentNodesFile))), nil
 	case ModeRemove:
 		if len(p.Nodes) == 0 {
 			return nil, nil, fmt.Errorf("kubespray mode %q needs the nodes to remove", p.Mode)
@@ -206,6 +207,14 @@ const RemoteTmp = "$HOME/.ansible/tmp"
 // CredentialsDir is where kubespray writes the secrets it generates on the Ansible side.
 const CredentialsDir = steps.TmpDir + "/credentials"
 
+// SilentNodesParam is a renewal's input: the nodes pin-host-keys went on without (its output
+// of that name, JSON), given to the playbook as the file SilentNodesFile. Their certificates
+// are left as they are.
+const (
+	SilentNodesParam = "silent-nodes"
+	SilentNodesFile  = "silent-nodes.json"
+)
+
 // RemovalVarsParam is a remove run's input: remove-node.yml's variables as check-leaving-nodes
 // chose them (JSON), given to ansible-playbook as the file RemovalVarsFile.
 const (
@@ -261,6 +270,10 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 	}
 	if plan.Mode == ModeUpgrade || plan.Mode == ModeRenewCertificates {
 		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: LimitParam})
+	}
+	if plan.Mode == ModeRenewCertificates {
+		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: SilentNodesParam})
+		inputs.Artifacts = append(inputs.Artifacts, steps.InputFile(SilentNodesParam, SilentNodesFile))
 	}
 	if plan.Mode == ModeRemove {
 		inputs.Parameters = append(inputs.Parameters, wfv1.Parameter{Name: RemovalVarsParam})

@@ -164,7 +164,8 @@ func TestRenewalRunsKubespraysRenewal(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	calls, _ := os.ReadFile(record)
-	want := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials --limit=kube_control_plane:etcd " +
+	want := "--inventory=/inputs/hosts.ini --private-key=/etc/bpa/ssh/id --become --extra-vars=@/inputs/extra-vars.json --extra-vars=credentials_dir=/tmp/credentials " +
+		"--extra-vars=bpa_silent_nodes_file=/inputs/silent-nodes.json --limit=kube_control_plane:etcd " +
 		filepath.Join(scratch, RenewCertificatesPlaybookFile) + "\n"
 	if string(calls) != want {
 		t.Errorf("the renewal called\n%s\nwant\n%s", calls, want)

@@ -108,9 +108,10 @@ func TestRunWaitsThenNamesEachNode(t *testing.T) {
 	})
 }
 
-// TestCommandChecksEveryHost: after cluster.yml the step is given the resolved hosts, not
-// their names, and checks every one of them; it takes the nodes one way or the other.
-func TestCommandChecksEveryHost(t *testing.T) {
+// TestCommandChoosesItsNodes: after cluster.yml the step is given the resolved hosts, not
+// their names, and checks every one of them; it takes the nodes one way or the other. After a
+// renewal, it leaves out the nodes pin-host-keys went on without, saying so.
+func TestCommandChoosesItsNodes(t *testing.T) {
 	putNode(t, "host-a", "v1.34.3", corev1.ConditionTrue, false)
 	putNode(t, "host-b", "v1.34.3", corev1.ConditionFalse, false)
 	kubeconfig := env.AdminKubeconfig(t)
@@ -118,11 +119,34 @@ func TestCommandChecksEveryHost(t *testing.T) {
 	if err := os.WriteFile(hosts, []byte(`[{"label":"host-a","role":"master","bareMetalHost":"site/a","mac":"52:54:00:00:00:01"},{"label":"host-b","role":"worker","bareMetalHost":"site/b","mac":"52:54:00:00:00:02"}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	silent := func(nodes ...string) string {
+		var entries []string
+		for _, n := range nodes {
+			entries = append(entries, `{"node":"`+n+`","address":"10.10.0.12:22","triedAt":"2026-12-06T06:00:00Z"}`)
+		}
+		file := filepath.Join(t.TempDir(), "silent-nodes.json")
+		if err := os.WriteFile(file, []byte("["+strings.Join(entries, ",")+"]"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
 		err  string
+		said string
 	}{
+		{name: "a silent node left out", args: []string{"--nodes=host-a,host-b", "--except-silent=" + silent("host-b", "worker-9")},
+			said: "check-nodes: host-b did not answer at 10.10.0.12:22 when the run began: the run left it out, and so does the check\n" +
+				"check-nodes: host-a: Ready, schedulable\n"},
+		{name: "no silent node", args: []string{"--nodes=host-a,host-b", "--except-silent=" + silent()},
+			err: "after 1s: 1 of 2 nodes the run touched are not as it should leave them: host-b: NotReady; "},
+		{name: "every node silent", args: []string{"--nodes=host-b", "--except-silent=" + silent("host-b")},
+			err: "--except-silent: every node to check did not answer when the run began"},
+		{name: "no silent file", args: []string{"--nodes=host-a", "--except-silent=" + hosts + "x"},
+			err: "--except-silent: open /"},
+		{name: "a silent file of other things", args: []string{"--nodes=host-a", "--except-silent=" + hosts},
+			err: "--except-silent: silent-nodes: a node without a name, an address or a time"},
 		{name: "every host", args: []string{"--hosts=" + hosts, "--version=v1.34.3"},
 			err: "after 1s: 1 of 2 nodes the run touched are not as it should leave them: host-b: NotReady; " +
 				"bring the node back or fix it (kubectl uncordon NODE for a node left cordoned), then retry this step"},
@@ -136,9 +160,15 @@ func TestCommandChecksEveryHost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := pod.Command()
 			cmd.SetArgs(append([]string{"--kubeconfig=" + kubeconfig, "--wait=1s", "--poll=100ms"}, tc.args...))
-			cmd.SetOut(&bytes.Buffer{})
+			var out bytes.Buffer
+			cmd.SetOut(&out)
 			cmd.SetErr(&bytes.Buffer{})
 			err := cmd.Execute()
+			if tc.said != "" {
+				if d := cmp.Diff(tc.said, out.String()); d != "" {
+					t.Errorf("log (-want +got):\n%s", d)
+				}
+			}
 			switch {
 			case tc.err == "" && err != nil:
 				t.Errorf("Execute() = %v", err)
