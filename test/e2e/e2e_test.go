@@ -294,7 +294,7 @@ func (s *suite) addAWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
 	}
 	s.factsKept(p, "master-1", "worker-1", "worker-2")
 	s.checkNotAnswering(p, "worker-1", s.hosts[1].IP)
-	s.hosts[1].Thaw()
+	s.hosts[1].thaw(t)
 	if got := s.hosts[2].file("joined"); got != "worker-2 scaled" {
 		t.Errorf("worker-2 joined with %q, want the scale stand-in's mark", got)
 	}
@@ -416,7 +416,7 @@ func (s *suite) removeTheWorker(p *bpav1.Provisioning, sw *bpav1.Software) {
 	}
 	s.waitProvisioningReady(p, 3)
 	s.checkNotAnswering(p, "worker-1", s.hosts[1].IP)
-	s.hosts[1].Thaw()
+	s.hosts[1].thaw(t)
 	if got := s.removalVars(p, 3); got != gracefulRemovalVars {
 		t.Errorf("worker-2 answering, check-leaving-nodes chose %s", got)
 	}

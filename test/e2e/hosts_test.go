@@ -36,7 +36,8 @@ import (
 // key, as the steps do.
 type testHost struct {
 	*testvm.Machine
-	ssh *ssh.Client
+	ssh    *ssh.Client
+	signer ssh.Signer
 	// Answered is when it first answered SSH.
 	Answered time.Time
 	// HostKey is the host key it presented then.
@@ -115,7 +116,7 @@ func prepareHosts(t *testing.T, site *testvm.Site, signer ssh.Signer, repo strin
 				errs[i] = err
 				return
 			}
-			h := &testHost{Machine: m, ssh: c, Answered: time.Now(), HostKey: key}
+			h := &testHost{Machine: m, ssh: c, signer: signer, Answered: time.Now(), HostKey: key}
 			hosts[i] = h
 			errs[i] = h.prepare(repo, standIn)
 		}()
@@ -171,6 +172,20 @@ func (h *testHost) addSource(name, line string) error {
 
 // run runs command on the host and returns its stdout; an error carries its stderr.
 func (h *testHost) run(command string) (string, error) { return h.runInput(command, nil) }
+
+// thaw lets a frozen host run again and logs in to it again: the suite's own connection may
+// have died while the host was frozen (Go's TCP keepalives give up after about 150 s without an
+// answer).
+func (h *testHost) thaw(t *testing.T) {
+	t.Helper()
+	h.Thaw()
+	ctx, cancel := context.WithTimeout(context.Background(), bootWait)
+	defer cancel()
+	c, _, err := h.Dial(ctx, testvm.AdminUser, h.signer)
+	must(t, err)
+	_ = h.ssh.Close()
+	h.ssh = c
+}
 
 // runInput runs command on the host with stdin.
 func (h *testHost) runInput(command string, stdin []byte) (string, error) {
