@@ -107,6 +107,10 @@ VM_SUITE = $(KUBESPRAY_BUILDS) go test -tags vm -count=1 -v
 e2e: test-deps $(TESTSUMMARY) ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook; kubespray's images and downloads built here (root).
 	set -o pipefail; $(E2E_SUITE) -json -timeout 40m ./test/e2e/ 2>&1 | $(TESTSUMMARY) -v -suite e2e -dir $(SUMMARY_DIR)
 
+.PHONY: bench-scale
+bench-scale: test-deps ## A scale run's facts and validation with the real kubespray at 3, 20 and 60 simulated nodes (sshd in network namespaces), with and without kept facts: the seconds and the nodes contacted (root; about 10 minutes warm).
+	$(VM_SUITE) -run '^$$' -bench '^BenchmarkScaleRunFacts$$' -benchtime 1x -timeout 60m ./test/vm/
+
 .PHONY: vms
 vms: test-deps $(TESTSUMMARY) ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them, the real kubespray through its downloads (root).
 	set -o pipefail; $(VM_SUITE) -json -timeout 45m ./test/vm/ 2>&1 | $(TESTSUMMARY) -v -suite vms -dir $(SUMMARY_DIR)

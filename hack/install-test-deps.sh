@@ -39,6 +39,11 @@ command -v gcc >/dev/null 2>&1 || need+=(gcc)
 # library and pkg-config, which its Go binding asks for it.
 [ -f /usr/lib/x86_64-linux-gnu/libseccomp.a ] || [ -f /usr/lib/aarch64-linux-gnu/libseccomp.a ] || need+=(libseccomp-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+# The scale run's benchmark (make bench-scale) logs in to simulated nodes, sshd in network
+# namespaces of this machine, as root with kubespray's become (sudo), and kubespray's
+# preinstall pings each node's address.
+command -v sudo >/dev/null 2>&1 || need+=(sudo)
+command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -172,7 +172,7 @@ func (e *Env) StepIdentity(t *testing.T, p *bpav1.Provisioning) (kubeconfig stri
 }
 
 // Compiled is p's Workflow with the default options: what the steps run as.
-func Compiled(t *testing.T, p *bpav1.Provisioning) *wfv1.Workflow {
+func Compiled(t testing.TB, p *bpav1.Provisioning) *wfv1.Workflow {
 	t.Helper()
 	plugins, err := workflows.Plugins()
 	if err != nil {

@@ -56,7 +56,8 @@ type Inputs struct {
 // it, or a scale or remove Plan as its step runs it with the options after its arguments; and
 // files to add to the container (path → content). MayFail returns a failed run's output
 // instead of failing the test. Outputs are files the run writes under the pod's /tmp (path →
-// where to put their content), as Argo reads its output parameters.
+// where to put their content), as Argo reads its output parameters. Took, when set, is given
+// how long the container ran (not the runtime's start nor the image's import).
 type Playbook struct {
 	Path    string
 	Plan    *runkubespray.Plan
@@ -64,6 +65,7 @@ type Playbook struct {
 	Files   map[string][]byte
 	Outputs map[string]*[]byte
 	MayFail bool
+	Took    *time.Duration
 }
 
 func (pb Playbook) String() string {
@@ -78,7 +80,7 @@ func (pb Playbook) String() string {
 // environment, in at the pod's paths, and the playbook's own files where it asks, as nobody on
 // a read-only root filesystem with only /tmp writable. The network is the test's, which
 // reaches the site. It returns ansible-playbook's output.
-func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
+func Run(t testing.TB, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 	t.Helper()
 	archives := Images()
 	if len(archives) == 0 {
@@ -141,6 +143,9 @@ func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 	command = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, append(command, args...)...)
 	start := time.Now()
 	out, err := ctrd.RunTee(image, ctrOptions, followLog(t, pb.String()), command...)
+	if pb.Took != nil {
+		*pb.Took = time.Since(start)
+	}
 	if err != nil && !pb.MayFail {
 		t.Fatalf("the real kubespray (%s) %s on the machines: %v\n%s", image, pb, err, LastLines(out, 60))
 	}
@@ -158,7 +163,7 @@ func Run(t *testing.T, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 
 // followLog is where a run's output is copied as it comes, to be followed while it goes: the
 // file BPA_KUBESPRAY_LOG names (appended to, each run under a header), or nowhere.
-func followLog(t *testing.T, what string) io.Writer {
+func followLog(t testing.TB, what string) io.Writer {
 	name := os.Getenv("BPA_KUBESPRAY_LOG")
 	if name == "" {
 		return nil
