@@ -1,13 +1,16 @@
 package checknodes
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/reportnodes"
 )
 
@@ -111,4 +114,24 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// WithoutSilent are the nodes to check after a run that left out the silent ones (those
+// pin-host-keys went on without), in their order, and the silent ones among nodes, which the
+// check leaves out too. Every node silent is an error: nothing is left to check.
+func WithoutSilent(nodes []string, silent []bpav1.SilentNode) (checked []string, left []bpav1.SilentNode, err error) {
+	for _, n := range silent {
+		if slices.Contains(nodes, n.Node) && !slices.ContainsFunc(left, func(l bpav1.SilentNode) bool { return l.Node == n.Node }) {
+			left = append(left, n)
+		}
+	}
+	for _, name := range nodes {
+		if !slices.ContainsFunc(left, func(l bpav1.SilentNode) bool { return l.Node == name }) {
+			checked = append(checked, name)
+		}
+	}
+	if len(checked) == 0 {
+		return nil, left, errors.New("every node to check did not answer when the run began")
+	}
+	return checked, left, nil
 }

@@ -1,12 +1,15 @@
 package checknodes
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bpav1 "github.com/akraino-edge-stack/bpa-workflow-controller/api/v1alpha1"
 )
 
 func node(name, version string, ready corev1.ConditionStatus, cordoned bool) corev1.Node {
@@ -101,4 +104,48 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+func TestWithoutSilent(t *testing.T) {
+	silent := func(names ...string) []bpav1.SilentNode {
+		var out []bpav1.SilentNode
+		for _, n := range names {
+			out = append(out, bpav1.SilentNode{Node: n, Address: "10.0.0.1:22"})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name          string
+		nodes         []string
+		silent        []bpav1.SilentNode
+		checked, left []string
+		err           string
+	}{
+		{name: "none silent", nodes: []string{"master", "master-2"}, checked: []string{"master", "master-2"}},
+		{name: "one silent, in the nodes' order", nodes: []string{"master", "master-2", "master-3"}, silent: silent("master-2"),
+			checked: []string{"master", "master-3"}, left: []string{"master-2"}},
+		{name: "a silent worker is no master", nodes: []string{"master", "master-2"}, silent: silent("worker-1", "master-2"),
+			checked: []string{"master"}, left: []string{"master-2"}},
+		{name: "named twice, left once", nodes: []string{"master", "master-2"}, silent: silent("master-2", "master-2"),
+			checked: []string{"master"}, left: []string{"master-2"}},
+		{name: "all silent", nodes: []string{"master-2"}, silent: silent("master-2"), left: []string{"master-2"},
+			err: "every node to check did not answer when the run began"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checked, left, err := WithoutSilent(tc.nodes, tc.silent)
+			var leftNames []string
+			for _, n := range left {
+				leftNames = append(leftNames, n.Node)
+			}
+			if d := cmp.Diff(tc.checked, checked); d != "" {
+				t.Errorf("checked (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.left, leftNames); d != "" {
+				t.Errorf("left out (-want +got):\n%s", d)
+			}
+			if got := fmt.Sprint(err); (tc.err == "" && err != nil) || (tc.err != "" && got != tc.err) {
+				t.Errorf("err %v, want %q", err, tc.err)
+			}
+		})
+	}
 }

@@ -4,11 +4,9 @@
 package pod
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -84,14 +82,12 @@ func withoutSilent(nodes []string, silent string, out io.Writer) ([]string, erro
 	if err != nil {
 		return nil, fmt.Errorf("--except-silent: %w", err)
 	}
-	for _, n := range gone {
-		if slices.Contains(nodes, n.Node) {
-			_, _ = fmt.Fprintf(out, "check-nodes: %s did not answer at %s when the run began: the run left it out, and so does the check\n", n.Node, n.Address)
-			nodes = slices.DeleteFunc(nodes, func(name string) bool { return name == n.Node })
-		}
+	checked, left, err := checknodes.WithoutSilent(nodes, gone)
+	for _, n := range left {
+		_, _ = fmt.Fprintf(out, "check-nodes: %s did not answer at %s when the run began: the run left it out, and so does the check\n", n.Node, n.Address)
 	}
-	if len(nodes) == 0 {
-		return nil, errors.New("--except-silent: every node to check did not answer when the run began")
+	if err != nil {
+		return nil, fmt.Errorf("--except-silent: %w", err)
 	}
-	return nodes, nil
+	return checked, nil
 }
