@@ -108,7 +108,7 @@ e2e: test-deps $(TESTSUMMARY) ## End to end on a real node (kubelet, containerd,
 	set -o pipefail; $(E2E_SUITE) -json -timeout 40m ./test/e2e/ 2>&1 | $(TESTSUMMARY) -v -suite e2e -dir $(SUMMARY_DIR)
 
 .PHONY: bench-scale
-bench-scale: test-deps ## A scale run's facts and validation with the real kubespray at 3, 20 and 60 simulated nodes (sshd in network namespaces), with and without kept facts: the seconds and the nodes contacted (root; about 10 minutes warm).
+bench-scale: test-deps ## A scale run's facts and validation with the real kubespray at 3, 20 and 60 simulated nodes (sshd in network namespaces), with and without kept facts: the seconds and the nodes contacted (root; about 6 minutes warm).
 	$(VM_SUITE) -run '^$$' -bench '^BenchmarkScaleRunFacts$$' -benchtime 1x -timeout 60m ./test/vm/
 
 .PHONY: vms
