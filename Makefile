@@ -151,7 +151,7 @@ test-update-golden: ## Rewrite the golden files under testdata/.
 	go test ./pkg/compile/ ./pkg/steps/renderinventory/ ./internal/cli/ ./charts/ -update
 
 .PHONY: fuzz
-fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, artifact names, image lists, file paths, kubespray's download lists, nodes reports, Kubernetes versions, etcd's member lists, kubeadm's certificate lists, a release's .go-version, kubespray's kept facts) for FUZZTIME each.
+fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, artifact names, image lists, file paths, kubespray's download lists, nodes reports, Kubernetes versions, etcd's member lists, kubeadm's certificate lists, a release's .go-version, kubespray's kept facts, run-kubespray's progress lines) for FUZZTIME each.
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseISC$$' -fuzztime $(FUZZTIME)
 	go test ./internal/manifest -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/leases -run '^$$' -fuzz '^FuzzParseDnsmasq$$' -fuzztime $(FUZZTIME)
@@ -170,6 +170,7 @@ fuzz: ## Fuzz the parsers of outside input (leases, manifests, package queries, 
 	go test ./hack/kubespray-downloads -run '^$$' -fuzz '^FuzzParseGoVersion$$' -fuzztime $(FUZZTIME)
 	go test ./hack/testsummary -run '^$$' -fuzz '^FuzzFilter$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/steps/runkubespray -run '^$$' -fuzz '^FuzzParseKeptFacts$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/steps/runkubespray -run '^$$' -fuzz '^FuzzParseProgress$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench
 bench: ## Run the benchmarks.

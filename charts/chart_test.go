@@ -140,6 +140,8 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{[]string{"siteRegistry.mode=external", "siteRegistry.external.address=harbor.site.example/bpa"}, "needs siteRegistry.auth.secretName"},
 		{[]string{"siteRegistry.maxUploadSize=lots"}, `siteRegistry.maxUploadSize "lots": want a size such as 32Gi`},
 		{[]string{"offline.enabled=true"}, "offline.mirrorURL: name the file server as the nodes reach it"},
+		{[]string{"argoUI.url=argo.site.example"}, `argoUI.url "argo.site.example": want http(s)://host[:port][/base-href]`},
+		{[]string{"argoUI.url=https://admin:pw@argo.site.example"}, "without credentials, query or fragment"},
 		{[]string{"offline.enabled=true", "offline.mirrorURL=http://10.10.0.2:30580", "siteRegistry.mode=none"}, "siteRegistry.mode may not be none"},
 	} {
 		t.Run(strings.Join(tc.set, ","), func(t *testing.T) {

@@ -252,6 +252,12 @@ type WorkflowStatus struct {
 	// +optional
 	WorkflowName string `json:"workflowName,omitempty"`
 
+	// workflowURL is that Workflow in Argo's UI, when the controller is told the UI's address
+	// (--argo-ui-url, the chart's argoUI.url).
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	WorkflowURL string `json:"workflowURL,omitempty"`
+
 	// startedAt is when the Workflow started.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`

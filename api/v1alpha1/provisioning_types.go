@@ -273,11 +273,64 @@ type ProvisioningStatus struct {
 	// +listMapKey=node
 	NotAnswering []SilentNode `json:"notAnswering,omitempty"`
 
+	// kubespray is how far the kubespray playbook the mirrored Workflow runs now has gone, as
+	// its step last reported it on its log; absent while no run-kubespray step runs. It is
+	// read at most every 30 seconds.
+	// +optional
+	Kubespray *KubesprayProgress `json:"kubespray,omitempty"`
+
 	// startedRun is the last run the controller started, recorded before its Workflow was
 	// created: a started run whose Workflow is gone with no recorded end (deleted while the
 	// controller was down) is Stalled (WorkflowDeleted), never started again by itself.
 	// +optional
 	StartedRun *RunStart `json:"startedRun,omitempty"`
+}
+
+// KubesprayProgress is where a running kubespray playbook is. Plays are counted, not tasks:
+// a playbook's plays are known when it starts, its tasks are not (kubespray includes most of
+// them as it goes, and skips most of those).
+type KubesprayProgress struct {
+	// step is the Workflow's task that runs kubespray: run-kubespray, upgrade-wave-2, ...
+	// +kubebuilder:validation:MaxLength=253
+	Step string `json:"step"`
+
+	// summary is the rest in one line: "cluster.yml 5/31 plays: etcd : Check if etcd
+	// cluster is healthy".
+	// +kubebuilder:validation:MaxLength=1024
+	Summary string `json:"summary"`
+
+	// playbook is the playbook running: cluster.yml, or facts.yml before a limited run;
+	// empty until its first play begins.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Playbook string `json:"playbook,omitempty"`
+
+	// playsDone of plays have ended.
+	// +optional
+	PlaysDone int32 `json:"playsDone,omitempty"`
+	// +optional
+	Plays int32 `json:"plays,omitempty"`
+
+	// play and task are the ones running; task is empty between plays.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Play string `json:"play,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Task string `json:"task,omitempty"`
+
+	// tasksStarted counts the playbook's tasks started so far, skipped ones included.
+	// +optional
+	TasksStarted int32 `json:"tasksStarted,omitempty"`
+
+	// failedHosts and unreachableHosts are the nodes a task failed on, or that could not be
+	// reached, so far in this playbook.
+	// +optional
+	// +listType=set
+	FailedHosts []string `json:"failedHosts,omitempty"`
+	// +optional
+	// +listType=set
+	UnreachableHosts []string `json:"unreachableHosts,omitempty"`
 }
 
 // SilentNode is a node that did not answer SSH when a run's pin-host-keys tried it.
@@ -449,6 +502,7 @@ type ProvisionedEntry struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Workflow",type=string,JSONPath=`.status.workflowName`
+// +kubebuilder:printcolumn:name="Kubespray",type=string,JSONPath=`.status.kubespray.summary`
 // +kubebuilder:printcolumn:name="Kubernetes",type=string,JSONPath=`.status.provisioned.kubernetesVersion`,priority=1
 // +kubebuilder:printcolumn:name="Kubelets",type=string,JSONPath=`.status.kubeletVersions`,priority=1
 // +kubebuilder:printcolumn:name="Certificates",type=date,JSONPath=`.status.certificates.nextExpiry`,priority=1

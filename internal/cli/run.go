@@ -45,6 +45,11 @@ func newRunCommand() *cobra.Command {
 			if err := validateRunOptions(opts); err != nil {
 				return err
 			}
+			ui, err := controller.ParseArgoUI(opts.ArgoUI)
+			if err != nil {
+				return err
+			}
+			opts.ArgoUI = ui
 			if opts.Compile.SiteRegistry != "" {
 				// Its account comes from the environment (the chart's Secret), never a flag.
 				reg, err := siteregistry.New(siteregistry.Config{
@@ -80,6 +85,7 @@ func newRunCommand() *cobra.Command {
 	fl.Float32Var(&opts.KubeAPIQPS, "kube-api-qps", 0, "client-side limit of requests per second to the API server; 0: none, the API server's priority and fairness governs")
 	fl.IntVar(&opts.KubeAPIBurst, "kube-api-burst", 0, "client-side limit of requests in a burst, with --kube-api-qps")
 	fl.DurationVar(&opts.ArgoPollInterval, "argo-poll-interval", manager.DefaultArgoPollInterval, "how often to ask whether Argo Workflows is installed, while it is not")
+	fl.StringVar(&opts.ArgoUI, "argo-ui-url", "", "address of Argo's UI (https://host[:port][/base-href]): each CR's status.workflowURL links its Workflow there; empty: no links")
 	fl.StringVar(&registryCA, "site-registry-ca-file", "", "PEM CA the site registry's certificate chains to (default: the system's); its account from $"+siteregistry.EnvUsername+" and $"+siteregistry.EnvPassword)
 	fl.DurationVar(&opts.RegistryPollInterval, "site-registry-poll-interval", controller.DefaultRegistryPollInterval, "how often a Software with binaries looks for new uploads in the site registry")
 	fl.DurationVar(&opts.RegistryTimeout, "site-registry-timeout", controller.DefaultRegistryTimeout, "how long a reconcile waits for the site registry to resolve a Software's binaries, so that a registry that stalls holds no worker")

@@ -45,6 +45,15 @@ type ProvisioningReconciler struct {
 	// MaxConcurrentReconciles is how many Provisionings are reconciled at once (one CR is
 	// never reconciled twice at once).
 	MaxConcurrentReconciles int
+	// Logs reads the running kubespray step's log for its progress (status.kubespray); nil
+	// reads none.
+	Logs PodLogs
+	// Clock is the time progress reads are spaced by; nil is time.Now.
+	Clock func() time.Time
+	// ArgoUI is the address of Argo's UI, for status.workflowURL; "": no link.
+	ArgoUI string
+
+	progress progressReads
 }
 
 // +kubebuilder:rbac:groups=bpa.akraino.org,resources=provisionings,verbs=get;list;watch;patch;update
@@ -68,6 +77,8 @@ type provisioningScope struct {
 	// stale: p was stale (the cache catching up); nothing more is written, and the reconcile
 	// runs again through the rate limiter.
 	stale error
+	// pollAfter asks for another reconcile after it, to read progress that reaches no watch.
+	pollAfter time.Duration
 }
 
 // Reconcile brings one Provisioning's status up to date with its Workflow, creating the
@@ -89,11 +100,15 @@ func (r *ProvisioningReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			res, retErr = ctrl.Result{}, s.stale
 			return
 		}
+		p.Status.WorkflowURL = WorkflowURL(r.ArgoUI, p.Namespace, p.Status.WorkflowName)
 		written, err := s.writeBack(ctx, r.Client, p, before, &p.Status.Conditions, p.Generation,
 			func() bool { return !equality.Semantic.DeepEqual(before.Status, p.Status) })
 		retErr = errors.Join(retErr, err)
 		if retErr == nil && written && s.requeue {
 			res = ctrl.Result{RequeueAfter: readBackAfter}
+		}
+		if retErr == nil && res.IsZero() && s.pollAfter > 0 {
+			res = ctrl.Result{RequeueAfter: s.pollAfter}
 		}
 		if written {
 			r.emit(p, before, s)
@@ -347,7 +362,7 @@ func (r *ProvisioningReconciler) stall(s *provisioningScope, reason string, err 
 
 // observeWorkflow mirrors the newest Workflow of this run (a resubmitted one, after `argo
 // resubmit`) into the status, and records its outcome once it has finished.
-func (r *ProvisioningReconciler) observeWorkflow(_ context.Context, s *provisioningScope) (bool, error) {
+func (r *ProvisioningReconciler) observeWorkflow(ctx context.Context, s *provisioningScope) (bool, error) {
 	p := s.p
 	wf := observe.Newest(workflowsOfRun(s.workflows, s.run))
 	o := observe.Of(wf)
@@ -356,6 +371,7 @@ func (r *ProvisioningReconciler) observeWorkflow(_ context.Context, s *provision
 		leaving = outcome.Leaving
 	}
 	applyProvisioningObservation(p, o, leaving)
+	r.mirrorKubespray(ctx, s, o.Kubespray)
 	if o.Finished() {
 		p.Status.LastRun = recordOf(wf, o)
 	}

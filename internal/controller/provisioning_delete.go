@@ -24,6 +24,7 @@ import (
 // by another Provisioning while this one's kubespray still runs against it; the garbage
 // collector, which deletes the Workflows after the CR is gone, comes too late for that.
 func (r *ProvisioningReconciler) reconcileDelete(ctx context.Context, p *bpav1.Provisioning) error {
+	r.progress.forget(p.UID)
 	if !controllerutil.ContainsFinalizer(p, bpav1.HostsFinalizer) {
 		return nil
 	}

@@ -46,6 +46,8 @@ type SoftwareReconciler struct {
 	// RegistryTimeout bounds the site registry's answers in one reconcile: a registry that
 	// stalls must not hold a worker. 0: DefaultRegistryTimeout.
 	RegistryTimeout time.Duration
+	// ArgoUI is the address of Argo's UI, for status.workflowURL; "": no link.
+	ArgoUI string
 }
 
 // DefaultRegistryTimeout is how long a reconcile waits for the site registry to resolve a
@@ -78,6 +80,7 @@ func (r *SoftwareReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	before := sw.DeepCopy()
 	s := &softwareScope{sw: sw}
 	defer func() {
+		sw.Status.WorkflowURL = WorkflowURL(r.ArgoUI, sw.Namespace, sw.Status.WorkflowName)
 		written, err := s.writeBack(ctx, r.Client, sw, before, &sw.Status.Conditions, sw.Generation,
 			func() bool { return !equality.Semantic.DeepEqual(before.Status, sw.Status) })
 		retErr = errors.Join(retErr, err)

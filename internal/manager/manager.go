@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -61,6 +62,12 @@ type Options struct {
 	// RegistryTimeout bounds the site registry's answers in a reconcile; 0:
 	// controller.DefaultRegistryTimeout.
 	RegistryTimeout time.Duration
+	// ArgoUI is the address of Argo's UI (ParseArgoUI's); "": the status links no Workflow.
+	ArgoUI string
+	// PodLogs reads the kubespray step's log for its progress; nil: through the API server.
+	PodLogs controller.PodLogs
+	// Clock spaces those reads; nil: time.Now.
+	Clock func() time.Time
 }
 
 // DefaultArgoPollInterval is how often a controller started without Argo Workflows asks
@@ -121,6 +128,13 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.Add(argo); err != nil {
 		return nil, err
 	}
+	if opts.PodLogs == nil {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("creating the client for pod logs: %w", err)
+		}
+		opts.PodLogs = controller.ClientPodLogs{Client: cs}
+	}
 	if err := setupReconcilers(mgr, argo, opts); err != nil {
 		return nil, err
 	}
@@ -137,6 +151,9 @@ func setupReconcilers(mgr ctrl.Manager, argo *controller.ArgoAPI, opts Options) 
 		Argo:      argo,
 
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		Logs:                    opts.PodLogs,
+		Clock:                   opts.Clock,
+		ArgoUI:                  opts.ArgoUI,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Provisioning controller: %w", err)
 	}
@@ -146,6 +163,7 @@ func setupReconcilers(mgr ctrl.Manager, argo *controller.ArgoAPI, opts Options) 
 		Options:  opts.Compile,
 		Argo:     argo,
 		Registry: opts.Registry,
+		ArgoUI:   opts.ArgoUI,
 
 		RegistryPollInterval:    opts.RegistryPollInterval,
 		RegistryTimeout:         opts.RegistryTimeout,

@@ -61,6 +61,9 @@ type Observation struct {
 	// NotAnswering are the nodes the run went on without, silent (pin-host-keys' output, its
 	// newest attempt that succeeded); nil before it has.
 	NotAnswering []bpav1.SilentNode
+	// Kubespray is the run-kubespray attempt running now, whose log reports its progress;
+	// nil when none runs.
+	Kubespray *RunningKubespray
 	// NodesUnavailable says why the node status could not be read (offloaded to Argo's
 	// database, or undecodable); phase and progress are still mirrored.
 	NodesUnavailable string
@@ -115,6 +118,9 @@ func Of(in *wfv1.Workflow) Observation {
 	o.NodesReport = nodesReportOf(pods)
 	o.Certificates = certificatesOf(pods)
 	o.NotAnswering = notAnsweringOf(pods)
+	if o.Phase == bpav1.PhaseRunning {
+		o.Kubespray = runningKubespray(in, pods)
+	}
 	return o
 }
 

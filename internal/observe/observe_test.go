@@ -26,7 +26,7 @@ import (
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 func pod(id, template string, phase wfv1.NodePhase, at int, outputs map[string]string) wfv1.NodeStatus {
-	n := wfv1.NodeStatus{ID: id, Type: wfv1.NodeTypePod, TemplateName: template, DisplayName: template + "(0)", Phase: phase,
+	n := wfv1.NodeStatus{ID: id, Name: "prov-x-1." + template + "(" + id + ")", Type: wfv1.NodeTypePod, TemplateName: template, DisplayName: template + "(0)", Phase: phase,
 		StartedAt: metav1.NewTime(t0.Add(time.Duration(at-1) * time.Second)), FinishedAt: metav1.NewTime(t0.Add(time.Duration(at) * time.Second))}
 	for k, v := range outputs {
 		if n.Outputs == nil {
@@ -121,7 +121,8 @@ func TestObserve(t *testing.T) {
 		reason: "the newest failed attempt under a retry node that has not finished is said while the Workflow runs",
 		wf:     workflow(wfv1.WorkflowRunning, retryNode("r", wfv1.NodeRunning, "k1", "k2"), failedKubespray, pod("k2", "run-kubespray", wfv1.NodeRunning, 5, nil)),
 		want: observe.Observation{Name: "prov-x-1", Phase: bpav1.PhaseRunning, Progress: "2/6",
-			Message: "step run-kubespray failed and is being retried: exit status 2"},
+			Message:   "step run-kubespray failed and is being retried: exit status 2",
+			Kubespray: &observe.RunningKubespray{Step: "run-kubespray", Pod: "prov-x-1-run-kubespray-124249869"}},
 	}, {
 		name:   "running: the retry succeeded",
 		reason: "a failed attempt whose retry succeeded is history, not news",

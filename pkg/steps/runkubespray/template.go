@@ -246,7 +246,7 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 		// Replaces the image's ansible.cfg ssh_args (kubespray's sets UserKnownHostsFile=/dev/null)
 		// and keeps its connection sharing and retries, adding keepalives.
 		corev1.EnvVar{Name: "ANSIBLE_SSH_ARGS", Value: SSHArgs(steps.KnownHostsPath)},
-		// FailedAttemptsPlugin's folder, then Ansible's own default path.
+		// The folder of FailedAttemptsPlugin and ProgressPlugin, then Ansible's own default path.
 		corev1.EnvVar{Name: "ANSIBLE_CALLBACK_PLUGINS", Value: CallbackPluginsDir + ":~/.ansible/plugins/callback:/usr/share/ansible/plugins/callback"},
 		// kubespray's own fact cache (its ansible.cfg's), in a folder of its own.
 		corev1.EnvVar{Name: "ANSIBLE_CACHE_PLUGIN", Value: "jsonfile"},
@@ -258,6 +258,7 @@ func Template(kubesprayImage string, plan Plan) (wfv1.Template, error) {
 			steps.InputFile(steps.InventoryParam, "hosts.ini"),
 			steps.InputFile(steps.ExtraVarsParam, "extra-vars.json"),
 			FailedAttemptsArtifact(),
+			ProgressArtifact(),
 		},
 	}
 	if plan.Mode == ModeUpgrade {
@@ -347,6 +348,26 @@ func FailedAttemptsArtifact() wfv1.Artifact {
 		Name:             "failed-attempts-callback",
 		Path:             path.Join(CallbackPluginsDir, FailedAttemptsPluginFile),
 		ArtifactLocation: wfv1.ArtifactLocation{Raw: &wfv1.RawArtifact{Data: FailedAttemptsPlugin}},
+	}
+}
+
+// ProgressPlugin is an Ansible callback (bpa_progress.py) that reports how far the playbook
+// is: plays done of its plays to Argo's progress file, which the Workflow's progress and
+// Argo's UI show, and a "bpa-progress:" line (ProgressLinePrefix) on the step's log, read for
+// the CR's status. Like FailedAttemptsPlugin, it needs no enabling.
+//
+//go:embed bpa_progress.py
+var ProgressPlugin string
+
+// ProgressPluginFile is ProgressPlugin's file in CallbackPluginsDir.
+const ProgressPluginFile = "bpa_progress.py"
+
+// ProgressArtifact places ProgressPlugin in CallbackPluginsDir.
+func ProgressArtifact() wfv1.Artifact {
+	return wfv1.Artifact{
+		Name:             "progress-callback",
+		Path:             path.Join(CallbackPluginsDir, ProgressPluginFile),
+		ArtifactLocation: wfv1.ArtifactLocation{Raw: &wfv1.RawArtifact{Data: ProgressPlugin}},
 	}
 }
 

@@ -13,7 +13,8 @@ case $? in
 esac
 if [ -n "$gather" ]; then
 	echo "run-kubespray: playbooks/facts.yml for $gather first: $playbook --limit=$limit needs the others' facts in kubespray's fact cache"
-	ansible-playbook "$@" --limit="$gather" playbooks/facts.yml || exit
+	# Preparing: the step's progress (Argo's) is the playbook's below.
+	ARGO_PROGRESS_FILE='' ansible-playbook "$@" --limit="$gather" playbooks/facts.yml || exit
 fi
 ansible-playbook "$@" --limit="$limit" "$playbook"
 status=$?
