@@ -34,6 +34,7 @@ func TestRunRefusesBadInputBeforeStarting(t *testing.T) {
 		{[]string{"run", "--kube-api-qps=-1"}, "--kube-api-qps: -1: must be 0 (no client-side limit) or more"},
 		{[]string{"run", "--kube-api-qps=50"}, "--kube-api-burst: must be at least 1 with --kube-api-qps"},
 		{[]string{"run", "--argo-poll-interval=1ms"}, "--argo-poll-interval: 1ms: must be at least 100ms"},
+		{[]string{"run", "--argo-ui-url=argo.site.example"}, `--argo-ui-url: "argo.site.example": want an http:// or https:// address`},
 		{[]string{"run", "--site-registry-poll-interval=10ms"}, "--site-registry-poll-interval: 10ms: must be at least 1s"},
 		{[]string{"run", "--site-registry=-x:5000"}, `options: site registry "-x:5000" is not host[:port][/prefix]`},
 		{[]string{"run", "--site-registry-secret=Not_A_Name"}, `options: site registry Secret "Not_A_Name" is not a Secret name`},

@@ -1,8 +1,11 @@
 package testkubespray
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/akraino-edge-stack/bpa-workflow-controller/pkg/steps/runkubespray"
 )
 
 // LastLines is the last n lines of s.
@@ -48,4 +51,32 @@ func Failures(out string) string {
 		}
 	}
 	return strings.Join(failed, "\n")
+}
+
+// CheckProgress holds a real kubespray run's output to what run-kubespray's progress plugin
+// promises (runkubespray.ProgressPlugin): every progress line parses; within one playbook the
+// plays done never go back nor past its plays; and a run that succeeded ended its last
+// playbook at all its plays, unless a host failed in it. It returns the reports, for the log.
+func CheckProgress(out string, succeeded bool) ([]runkubespray.Progress, error) {
+	var reports []runkubespray.Progress
+	for _, line := range strings.Split(out, "\n") {
+		p, ok, err := runkubespray.ParseProgress(line)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q", err, line)
+		}
+		if !ok {
+			continue
+		}
+		if n := len(reports); n > 0 && reports[n-1].Playbook == p.Playbook && reports[n-1].Plays == p.Plays && p.Done < reports[n-1].Done {
+			return nil, fmt.Errorf("%s went back from %d to %d plays done", p.Playbook, reports[n-1].Done, p.Done)
+		}
+		reports = append(reports, p)
+	}
+	if len(reports) == 0 {
+		return nil, fmt.Errorf("no progress line in the output")
+	}
+	if last := reports[len(reports)-1]; succeeded && last.Done != last.Plays && len(last.Failed)+len(last.Unreachable) == 0 {
+		return nil, fmt.Errorf("the run succeeded, yet its last report says %d of %d plays done", last.Done, last.Plays)
+	}
+	return reports, nil
 }

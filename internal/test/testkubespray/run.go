@@ -150,6 +150,11 @@ func Run(t testing.TB, p *bpav1.Provisioning, in Inputs, pb Playbook) string {
 		t.Fatalf("the real kubespray (%s) %s on the machines: %v\n%s", image, pb, err, LastLines(out, 60))
 	}
 	t.Logf("the real kubespray (%s) ran %s on the machines in %.0f s (failed: %v): %s", image, pb, time.Since(start).Seconds(), err != nil, Recap(out))
+	if reports, perr := CheckProgress(out, err == nil); perr != nil {
+		t.Errorf("run-kubespray's progress plugin on the real kubespray's %s: %v", pb, perr)
+	} else {
+		t.Logf("run-kubespray's progress: %d reports, the last %s", len(reports), reports[len(reports)-1].Summary())
+	}
 	for podPath, into := range pb.Outputs {
 		rel, err := filepath.Rel(steps.TmpDir, podPath)
 		if err != nil || strings.HasPrefix(rel, "..") {
