@@ -24,8 +24,16 @@ manifests: ## Generate the CRDs and RBAC from the markers, and the metal3 and Ar
 	hack/manifests.sh
 
 .PHONY: docs
-docs: ## Write docs/cli.md from the commands, and the DAG pictures of README.md and docs/architecture.md from the samples.
+docs: ## Write docs/cli.md from the commands, the DAG pictures of README.md and docs/architecture.md from the samples, and docs/argo.md's screenshots from the last make e2e.
 	go run ./hack/docgen
+	@for shot in $(UI_SCREENSHOTS); do \
+	  if [ -f bin/e2e-screenshots/$$shot.png ]; then cp bin/e2e-screenshots/$$shot.png docs/images/; echo "docs: docs/images/$$shot.png from make e2e"; \
+	  else echo "docs: docs/images/$$shot.png kept: make e2e took none (Argo's UI not built, or the suite not run)"; fi; \
+	done
+
+# The screenshots of Argo's UI the end-to-end suite takes (test/e2e/argo_ui_test.go) and
+# docs/argo.md shows.
+UI_SCREENSHOTS := argo-workflows argo-workflow-graph argo-failed-step argo-step-log
 
 .PHONY: fmt
 fmt: ## gofmt every Go file, and group imports (standard, third party, this project: gci).
@@ -105,7 +113,8 @@ VM_SUITE = $(KUBESPRAY_BUILDS) go test -tags vm -count=1 -v
 
 .PHONY: e2e
 e2e: test-deps $(TESTSUMMARY) ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook; kubespray's images and downloads built here (root).
-	set -o pipefail; $(E2E_SUITE) -json -timeout 40m ./test/e2e/ 2>&1 | $(TESTSUMMARY) -v -suite e2e -dir $(SUMMARY_DIR)
+	rm -rf bin/e2e-screenshots
+	set -o pipefail; BPA_E2E_SCREENSHOTS=$(CURDIR)/bin/e2e-screenshots $(E2E_SUITE) -json -timeout 40m ./test/e2e/ 2>&1 | $(TESTSUMMARY) -v -suite e2e -dir $(SUMMARY_DIR)
 
 .PHONY: bench-scale
 bench-scale: test-deps ## A scale run's facts and validation with the real kubespray at 3, 20 and 60 simulated nodes (sshd in network namespaces), with and without kept facts: the seconds and the nodes contacted (root; about 6 minutes warm).

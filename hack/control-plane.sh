@@ -101,10 +101,11 @@ build_kube() {
     $(printf 'k8s.io/kubernetes/cmd/%s ' "$@")
 }
 
-# build_argo CMD builds one of Argo's commands from the module prepare.sh lays out.
+# build_argo CMD DIR [UI] builds one of Argo's commands into DIR from the module prepare.sh
+# lays out, with the UI's build UI where the command embeds it.
 build_argo() {
-  bash "$tools/argo/prepare.sh"
-  build argo "$argo_cache" "-X github.com/argoproj/argo-workflows/v3.version=$ARGO_VERSION" \
+  bash "$tools/argo/prepare.sh" "${3:-}"
+  build argo "$2" "-X github.com/argoproj/argo-workflows/v3.version=$ARGO_VERSION" \
     "github.com/argoproj/argo-workflows/v3/cmd/$1"
 }
 
@@ -171,11 +172,23 @@ fi
 if [ -n "$want_argo" ]; then
   argo_cache="$cache_base/argo-$ARGO_VERSION"
   mkdir -p "$argo_cache"
-  argo_bins=(workflow-controller argo)
+  argo_bins=(workflow-controller)
   [ -z "$want_node" ] || argo_bins+=(argoexec)
   for b in "${argo_bins[@]}"; do
-    [ -x "$argo_cache/$b" ] || build_argo "$b"
+    [ -x "$argo_cache/$b" ] || build_argo "$b" "$argo_cache"
     ln -sfn "$argo_cache/$b" "$link_dir/$b"
   done
+  # The CLI is also `argo server`, which serves the UI of its release (hack/argo-ui.sh) when
+  # the third-party argo-ui is there; without it, a placeholder page, and the UI's tests skip.
+  ui_rc=0
+  ui_app="$(bash "$root/hack/argo-ui.sh")" || ui_rc=$?
+  case "$ui_rc" in
+  0) argo_cli="$argo_cache/with-ui" ;;
+  3) argo_cli="$argo_cache/without-ui" ui_app="" ;;
+  *) say "Argo's UI failed to build (hack/argo-ui.sh)"; exit 1 ;;
+  esac
+  mkdir -p "$argo_cli"
+  [ -x "$argo_cli/argo" ] || build_argo argo "$argo_cli" "$ui_app"
+  ln -sfn "$argo_cli/argo" "$link_dir/argo"
 fi
 echo "$link_dir"

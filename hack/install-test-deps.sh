@@ -3,7 +3,8 @@
 # every rendered inventory), shellcheck (run-kubespray's scripts), openssh-server (the SSH steps are tested against a real sshd; the
 # package's own service is not started), dnsmasq-base (the site's DHCP server), apt-utils (apt-ftparchive builds the test nodes' package repositories),
 # containerd, runc, containernetworking-plugins and mmdebstrap (the end-to-end suite's node),
-# qemu-system-x86 and qemu-utils (the site's servers as virtual machines).
+# qemu-system-x86 and qemu-utils (the site's servers as virtual machines), chromium, nodejs and
+# npm (Argo's UI, built from its source and used in a browser).
 # Needs root, or sudo, for apt-get.
 set -euo pipefail
 
@@ -44,6 +45,11 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 # preinstall pings each node's address.
 command -v sudo >/dev/null 2>&1 || need+=(sudo)
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
+# Argo's UI in a real browser (the end-to-end suite): Debian's Chromium, headless; and Node.js
+# and npm, which build that UI from its source (hack/argo-ui.sh).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -92,6 +92,8 @@ func (s *suite) waitUnstalled(sw *bpav1.Software) {
 type argoServer struct {
 	http *http.Client
 	base string
+	// netns is the server's network namespace.
+	netns string
 }
 
 const argoServerPort = "2746"
@@ -111,7 +113,9 @@ func (s *suite) startArgoServer() *argoServer {
 	must(s.t, err)
 	cmd := exec.Command("nsenter", "--net="+netns, "--", s.argoCLI, "server", "--auth-mode=server", "--secure=false",
 		"--namespaced", "--managed-namespace="+namespace, "--port="+argoServerPort, "--loglevel=info")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.argoKubeconfig)
+	// The UI's first-visit and feedback dialogs would cover the page.
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.argoKubeconfig,
+		"FIRST_TIME_USER_MODAL=false", "FEEDBACK_MODAL=false", "NEW_VERSION_MODAL=false")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = dieWithTest()
 	must(s.t, cmd.Start())
@@ -124,7 +128,8 @@ func (s *suite) startArgoServer() *argoServer {
 		}
 	})
 	srv := &argoServer{
-		base: "http://127.0.0.1:" + argoServerPort,
+		netns: netns,
+		base:  "http://127.0.0.1:" + argoServerPort,
 		http: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
 			DialContext: func(context.Context, string, string) (net.Conn, error) {
 				return dialIn(netns, "127.0.0.1:"+argoServerPort)

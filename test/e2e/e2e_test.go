@@ -128,6 +128,8 @@ type suite struct {
 	wait time.Duration
 	// runKubesprayLogs keeps every attempt's log of run-kubespray.
 	runKubesprayLogs *stepLogs
+	// kubesprayProgress is each status.kubespray.summary a wait for Ready saw, in order.
+	kubesprayProgress []string
 }
 
 // siteConfig is the site a test runs on: its servers (virtual machines), and the kubespray
@@ -208,6 +210,7 @@ func (s *suite) makeTheCluster() *bpav1.Provisioning {
 	}
 	s.checkClaims(p, 2)
 	s.checkKubeconfig()
+	s.checkKubesprayProgress(s.provisioning(p).Status.WorkflowName)
 	// The stand-in's "new cluster" is the suite's API server, whose nodes are the suite's
 	// kubelet's and those the stand-in registered at its version (register-nodes.yml), which
 	// check-run-kubespray found Ready: the exit handler read them through the stored kubeconfig.
@@ -392,13 +395,24 @@ func (s *suite) retryFailedSteps(p *bpav1.Provisioning, sw *bpav1.Software) {
 		t.Errorf("the Software mirrors %s, not the resubmitted %s", mirrored.Status.WorkflowName, resubmitted)
 	}
 
-	say(t, "and once more: the operator retries the failed step in the Argo UI (Argo Server's REST API)")
+	say(t, "and once more: the operator retries the failed step in Argo's UI, in a browser")
 	server := s.startArgoServer()
+	provisioned := &wfv1.Workflow{}
+	must(t, s.c.Get(ctx(), client.ObjectKey{Namespace: namespace, Name: s.provisioning(p).Status.WorkflowName}, provisioned))
+	t.Run("ArgoUI/graph", func(t *testing.T) { s.browseTheCluster(s.openArgoUI(t, server), provisioned) })
 	failed = s.stallSoftware(sw, 5, func(sw *bpav1.Software) {
 		// The hosts start with jq 1.5: this upgrades it.
 		sw.Spec.MasterSoftware = append(sw.Spec.MasterSoftware, bpav1.SoftwarePackage{Name: "jq", Version: "1.6-2"})
 	})
-	s.retryFromTheUI(server, failed.Name)
+	retriedInUI := false
+	t.Run("ArgoUI/retry", func(t *testing.T) {
+		s.retryInTheUI(s.openArgoUI(t, server), failed)
+		retriedInUI = true
+	})
+	if !retriedInUI {
+		// Without the UI here, its REST API, as the UI calls it.
+		s.retryFromTheUI(server, failed.Name)
+	}
 	s.waitUnstalled(sw)
 	s.waitSoftwareReady(sw, 5, 3)
 }
@@ -689,7 +703,10 @@ func setUp(t *testing.T, cfg siteConfig) *suite {
 	s.argoKubeconfig = argoKubeconfig
 	argo := exec.Command(argoController, "--namespaced", "--managed-namespace", namespace,
 		"--configmap", "workflow-controller-configmap", "--executor-image", executorImage, "--loglevel", "info")
-	argo.Env = append(os.Environ(), "KUBECONFIG="+argoKubeconfig, "LEADER_ELECTION_DISABLE=true", "DEFAULT_REQUEUE_TIME=1s")
+	// A step's self-reported progress reaches the Workflow every 5 s, not Argo's default
+	// minute: the stand-in's run-kubespray lasts about one.
+	argo.Env = append(os.Environ(), "KUBECONFIG="+argoKubeconfig, "LEADER_ELECTION_DISABLE=true", "DEFAULT_REQUEUE_TIME=1s",
+		"ARGO_PROGRESS_PATCH_TICK_DURATION=5s")
 	argo.Stdout, argo.Stderr = argoLog, argoLog
 	argo.SysProcAttr = dieWithTest()
 	must(t, argo.Start())
@@ -830,6 +847,12 @@ func (s *suite) waitProvisioningReady(p *bpav1.Provisioning, generation int64) {
 			return err
 		}
 		line := strings.TrimSpace(fmt.Sprintf("provisioning/%s %s %s %s %s", cur.Name, cur.Status.Phase, cur.Status.Progress, cur.Status.WorkflowName, cur.Status.Message))
+		if k := cur.Status.Kubespray; k != nil {
+			line += " | " + k.Summary
+			if n := len(s.kubesprayProgress); n == 0 || s.kubesprayProgress[n-1] != k.Summary {
+				s.kubesprayProgress = append(s.kubesprayProgress, k.Summary)
+			}
+		}
 		if line != last {
 			say(s.t, "%s", line)
 			last = line
@@ -1028,3 +1051,31 @@ func ctx() context.Context { return context.Background() }
 // dieWithTest makes a child process die with the test process, even when the test is killed
 // before its cleanups run.
 func dieWithTest() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
+
+// checkKubesprayProgress: while run-kubespray ran, the controller read its progress from the
+// pod's log (as its own identity, pods/log) into status.kubespray, and Argo took the plays done
+// from the step's progress file: the step's node ends at plays/plays, not Argo's 1/1.
+func (s *suite) checkKubesprayProgress(workflow string) {
+	t := s.t
+	seen := slices.ContainsFunc(s.kubesprayProgress, func(summary string) bool {
+		return strings.HasPrefix(summary, "run-kubespray: cluster.yml ") && strings.Contains(summary, " plays")
+	})
+	if !seen {
+		t.Errorf("status.kubespray never showed cluster.yml's plays while run-kubespray ran; seen: %q", s.kubesprayProgress)
+	} else {
+		say(t, "status.kubespray while run-kubespray ran: %s", strings.Join(s.kubesprayProgress, " → "))
+	}
+	wf := &wfv1.Workflow{}
+	must(t, s.c.Get(ctx(), client.ObjectKey{Namespace: namespace, Name: workflow}, wf))
+	for _, n := range wf.Status.Nodes {
+		if n.Type != wfv1.NodeTypePod || n.TemplateName != runkubespray.Name || n.Phase != wfv1.NodeSucceeded {
+			continue
+		}
+		done, total, ok := strings.Cut(string(n.Progress), "/")
+		if !ok || done != total || total == "1" {
+			t.Errorf("Argo's progress of %s is %q, want the playbook's plays done of plays (more than one)", n.DisplayName, n.Progress)
+		} else {
+			say(t, "Argo's progress of %s: %s plays; the Workflow's: %s", n.DisplayName, n.Progress, wf.Status.Progress)
+		}
+	}
+}
