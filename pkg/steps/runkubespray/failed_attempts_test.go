@@ -1,9 +1,6 @@
 package runkubespray_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,41 +64,8 @@ const failedAttemptsPlaybook = `- hosts: all
 // each failed attempt's reason is shown once, an attempt that failed the same way says so, a
 // poll that is only waiting shows nothing, and a no_log task's output stays hidden.
 func TestFailedAttemptsPlugin(t *testing.T) {
-	playbook, err := exec.LookPath("ansible-playbook")
-	if err != nil {
-		t.Fatalf("ansible-playbook is missing: run `make test-deps` (Debian ansible-core)")
-	}
-	tmpl, err := runkubespray.Template("kubespray:test", runkubespray.Plan{Mode: runkubespray.ModeCreate})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	// The plugin where the pod has it, moved under dir.
-	var pluginDir string
-	for _, a := range tmpl.Inputs.Artifacts {
-		if a.Path == filepath.Join(runkubespray.CallbackPluginsDir, runkubespray.FailedAttemptsPluginFile) {
-			pluginDir = filepath.Join(dir, a.Path)
-			if err := os.MkdirAll(filepath.Dir(pluginDir), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(pluginDir, []byte(a.Raw.Data), 0o444); err != nil {
-				t.Fatal(err)
-			}
-			pluginDir = filepath.Dir(pluginDir)
-		}
-	}
-	if pluginDir == "" {
-		t.Fatalf("run-kubespray's template places no %s in %s: %+v", runkubespray.FailedAttemptsPluginFile, runkubespray.CallbackPluginsDir, tmpl.Inputs.Artifacts)
-	}
-	book := filepath.Join(dir, "playbook.yml")
-	if err := os.WriteFile(book, []byte(failedAttemptsPlaybook), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(playbook, "--inventory=localhost,", "--connection=local", "--extra-vars=dir="+dir, book)
-	cmd.Env = append(os.Environ(), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "ansible-tmp"), "ANSIBLE_FORCE_COLOR=False",
-		"ANSIBLE_NOCOLOR=True", "ANSIBLE_CALLBACK_PLUGINS="+strings.Replace(envValue(t, tmpl.Container.Env, "ANSIBLE_CALLBACK_PLUGINS"),
-			runkubespray.CallbackPluginsDir, pluginDir, 1))
-	out, err := cmd.CombinedOutput()
+	out, err := runWithPlugins(t, dir, failedAttemptsPlaybook, []string{"--inventory=localhost,", "--connection=local", "--extra-vars=dir=" + dir})
 	if err != nil {
 		t.Fatalf("ansible-playbook: %v\n%s", err, out)
 	}
@@ -129,13 +93,13 @@ func TestFailedAttemptsPlugin(t *testing.T) {
 	for i := 11; i <= 30; i++ {
 		want = append(want, "  | "+strconv.Itoa(i))
 	}
-	if got := pluginLines(string(out)); !slices.Equal(got, want) {
+	if got := pluginLines(out); !slices.Equal(got, want) {
 		t.Errorf("the plugin's lines:\n%s\nwant:\n%s\n\nthe whole output:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), out)
 	}
-	if strings.Contains(string(out), "s3cr3t") {
+	if strings.Contains(out, "s3cr3t") {
 		t.Errorf("a no_log task's output reached the log:\n%s", out)
 	}
-	if !strings.Contains(string(out), "ok=4") || !strings.Contains(string(out), "failed=0") {
+	if !strings.Contains(out, "ok=4") || !strings.Contains(out, "failed=0") {
 		t.Errorf("the playbook did not end as retried:\n%s", out)
 	}
 }
