@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -40,12 +40,13 @@ type PodLogs interface {
 	Tail(ctx context.Context, namespace, pod, container string, lines int64, maxBytes int) ([]byte, error)
 }
 
-// ClientPodLogs reads logs through the API server (pods/log).
-type ClientPodLogs struct{ Client kubernetes.Interface }
+// ClientPodLogs reads logs through the API server (pods/log), with the core group's client
+// alone: a whole clientset would build a client for every group the controller never calls.
+type ClientPodLogs struct{ Client corev1client.CoreV1Interface }
 
 // Tail implements PodLogs.
 func (c ClientPodLogs) Tail(ctx context.Context, namespace, pod, container string, lines int64, maxBytes int) ([]byte, error) {
-	rc, err := c.Client.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
+	rc, err := c.Client.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
 		Container: container, TailLines: ptr.To(lines), LimitBytes: ptr.To(int64(maxBytes)),
 	}).Stream(ctx)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -129,11 +129,11 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	if opts.PodLogs == nil {
-		cs, err := kubernetes.NewForConfig(cfg)
+		core, err := corev1client.NewForConfig(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("creating the client for pod logs: %w", err)
 		}
-		opts.PodLogs = controller.ClientPodLogs{Client: cs}
+		opts.PodLogs = controller.ClientPodLogs{Client: core}
 	}
 	if err := setupReconcilers(mgr, argo, opts); err != nil {
 		return nil, err
