@@ -3,6 +3,7 @@ package observe
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 
 	wfv1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 
@@ -20,13 +21,7 @@ type RunningKubespray struct {
 // runningKubespray is the newest attempt of run-kubespray that is running, nil when none is.
 // An upgrade's waves run one at a time, so one is running at most.
 func runningKubespray(wf *wfv1.Workflow, pods []wfv1.NodeStatus) *RunningKubespray {
-	var found *wfv1.NodeStatus
-	for i := range pods {
-		n := &pods[i]
-		if n.TemplateName == runkubespray.Name && n.Phase == wfv1.NodeRunning && (found == nil || newer(n, found)) {
-			found = n
-		}
-	}
+	found := newestIn(pods, runkubespray.Name, wfv1.NodeRunning)
 	if found == nil {
 		return nil
 	}
@@ -37,20 +32,11 @@ func runningKubespray(wf *wfv1.Workflow, pods []wfv1.NodeStatus) *RunningKubespr
 // own without Argo's attempt suffix.
 func taskOf(wf *wfv1.Workflow, n *wfv1.NodeStatus) string {
 	for _, parent := range wf.Status.Nodes {
-		if parent.Type == wfv1.NodeTypeRetry && containsID(parent.Children, n.ID) {
+		if parent.Type == wfv1.NodeTypeRetry && slices.Contains(parent.Children, n.ID) {
 			return parent.DisplayName
 		}
 	}
 	return retrySuffix.ReplaceAllString(n.DisplayName, "")
-}
-
-func containsID(ids []string, id string) bool {
-	for _, c := range ids {
-		if c == id {
-			return true
-		}
-	}
-	return false
 }
 
 // PodName is the pod Argo runs a pod node in. Argo names pods (its POD_NAMES=v2, the default

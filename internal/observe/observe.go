@@ -156,10 +156,15 @@ func certificatesOf(pods []wfv1.NodeStatus) *bpav1.CertificatesStatus {
 
 // newestSucceeded is the newest attempt of a template that succeeded, nil when none has.
 func newestSucceeded(pods []wfv1.NodeStatus, template string) *wfv1.NodeStatus {
+	return newestIn(pods, template, wfv1.NodeSucceeded)
+}
+
+// newestIn is the newest attempt of a template in phase, nil when none is.
+func newestIn(pods []wfv1.NodeStatus, template string, phase wfv1.NodePhase) *wfv1.NodeStatus {
 	var found *wfv1.NodeStatus
 	for i := range pods {
 		n := &pods[i]
-		if n.TemplateName == template && n.Phase == wfv1.NodeSucceeded && (found == nil || newer(n, found)) {
+		if n.TemplateName == template && n.Phase == phase && (found == nil || newer(n, found)) {
 			found = n
 		}
 	}

@@ -157,9 +157,15 @@ func (ui *argoUI) click(what, selector, text string) {
 		el.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window}));
 		return true;
 	})()`, selector, strings.ToUpper(text))
+	ui.untilTrue(what, script, fmt.Errorf("no %s %q on the page", selector, text))
+}
+
+// untilTrue evaluates script until it returns true; missing says what is not on the page.
+func (ui *argoUI) untilTrue(what, script string, missing error) {
+	ui.t.Helper()
 	ui.until(what, script, func(raw json.RawMessage) error {
 		if string(raw) != "true" {
-			return fmt.Errorf("no %s %q on the page", selector, text)
+			return missing
 		}
 		return nil
 	})
@@ -168,20 +174,25 @@ func (ui *argoUI) click(what, selector, text string) {
 // text is the page's visible text once it holds every one of want.
 func (ui *argoUI) text(what string, want ...string) string {
 	ui.t.Helper()
-	raw := ui.until(what, `document.body ? document.body.innerText : ""`, func(raw json.RawMessage) error {
-		var text string
+	return ui.untilText(what, `document.body ? document.body.innerText : ""`, "the page", want...)
+}
+
+// untilText evaluates script, which returns a string, until it holds every one of want, and
+// returns it; where names what shows the text, for the error.
+func (ui *argoUI) untilText(what, script, where string, want ...string) string {
+	ui.t.Helper()
+	var text string
+	ui.until(what, script, func(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &text); err != nil {
 			return err
 		}
 		for _, w := range want {
 			if !strings.Contains(text, w) {
-				return fmt.Errorf("the page does not show %q", w)
+				return fmt.Errorf("%s does not show %q", where, w)
 			}
 		}
 		return nil
 	})
-	var text string
-	_ = json.Unmarshal(raw, &text)
 	return text
 }
 
@@ -206,19 +217,7 @@ func (ui *argoUI) logs(what, want string) string {
 		}
 		return lines.join('\n').trim();
 	})()`
-	raw := ui.until(what, script, func(raw json.RawMessage) error {
-		var text string
-		if err := json.Unmarshal(raw, &text); err != nil {
-			return err
-		}
-		if !strings.Contains(text, want) {
-			return fmt.Errorf("the log viewer does not show %q", want)
-		}
-		return nil
-	})
-	var text string
-	_ = json.Unmarshal(raw, &text)
-	return text
+	return ui.untilText(what, script, "the log viewer", want)
 }
 
 // shot keeps a screenshot of the whole page as name.png.
@@ -276,12 +275,7 @@ func (ui *argoUI) clickNode(id string) {
 		g.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window}));
 		return true;
 	})()`, id)
-	ui.until("clicking node "+id, script, func(raw json.RawMessage) error {
-		if string(raw) != "true" {
-			return fmt.Errorf("no node %s in the graph", id)
-		}
-		return nil
-	})
+	ui.untilTrue("clicking node "+id, script, fmt.Errorf("no node %s in the graph", id))
 }
 
 // red says whether a CSS colour is a red: Argo draws a failed node's background in its red.
@@ -302,12 +296,7 @@ func (ui *argoUI) clickLink(what, path string) {
 		a.click();
 		return true;
 	})()`, path)
-	ui.until(what, script, func(raw json.RawMessage) error {
-		if string(raw) != "true" {
-			return fmt.Errorf("no link to %s", path)
-		}
-		return nil
-	})
+	ui.untilTrue(what, script, fmt.Errorf("no link to %s", path))
 }
 
 // browseTheCluster does in the UI what an operator does first: the namespace's Workflows
