@@ -121,7 +121,7 @@ bench-scale: test-deps ## A scale run's facts and validation with the real kubes
 	$(VM_SUITE) -run '^$$' -bench '^BenchmarkScaleRunFacts$$' -benchtime 1x -timeout 60m ./test/vm/
 
 .PHONY: vms
-vms: test-deps $(TESTSUMMARY) ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them, the real kubespray through its downloads (root).
+vms: test-deps $(TESTSUMMARY) ## The site's servers as virtual machines (QEMU TCG, Debian's kernel, hack/vm-image.sh): boot, DHCP by MAC, the steps, Ansible and apt on them, the real kubespray's scale and removal runs (root; BPA_VM_DOWNLOADS=1: cluster.yml through its downloads too, about 28 minutes more).
 	set -o pipefail; $(VM_SUITE) -json -timeout 45m ./test/vm/ 2>&1 | $(TESTSUMMARY) -v -suite vms -dir $(SUMMARY_DIR)
 
 # make e2e-cluster runs kubespray by hand (test/vm), then through the controller and Argo
