@@ -112,9 +112,11 @@ E2E_SUITE = hack/control-plane.sh node >/dev/null && hack/node-images.sh && $(KU
 VM_SUITE = $(KUBESPRAY_BUILDS) go test -tags vm -count=1 -v
 
 .PHONY: e2e
+# Exported for the test binary: a variable before $(E2E_SUITE) would reach only its first command.
+e2e: export BPA_E2E_SCREENSHOTS := $(CURDIR)/bin/e2e-screenshots
 e2e: test-deps $(TESTSUMMARY) ## End to end on a real node (kubelet, containerd, runc) under Argo's own workflow-controller, real SSH and ansible-playbook; kubespray's images and downloads built here (root).
 	rm -rf bin/e2e-screenshots
-	set -o pipefail; BPA_E2E_SCREENSHOTS=$(CURDIR)/bin/e2e-screenshots $(E2E_SUITE) -json -timeout 40m ./test/e2e/ 2>&1 | $(TESTSUMMARY) -v -suite e2e -dir $(SUMMARY_DIR)
+	set -o pipefail; $(E2E_SUITE) -json -timeout 40m ./test/e2e/ 2>&1 | $(TESTSUMMARY) -v -suite e2e -dir $(SUMMARY_DIR)
 
 .PHONY: bench-scale
 bench-scale: test-deps ## A scale run's facts and validation with the real kubespray at 3, 20 and 60 simulated nodes (sshd in network namespaces), with and without kept facts: the seconds and the nodes contacted (root; about 6 minutes warm).
