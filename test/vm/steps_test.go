@@ -123,10 +123,8 @@ func (s *stepsStory) realClusterThroughDownloads(t *testing.T) {
 		t.Skip("cluster.yml through its downloads takes about 28 minutes on emulated machines, more than make test has room for: " +
 			vmDownloadsEnv + "=1 make vms runs it, and make e2e-cluster's whole cluster.yml fetches every download offline")
 	}
+	skipWithoutKubesprayImage(t)
 	packages := s.kubesprayPackages
-	if packages == nil {
-		t.Skip("BPA_KUBESPRAY_IMAGES is unset: no kubespray image is built (make vms builds them from ../shared/third_party)")
-	}
 	built := os.Getenv("BPA_KUBESPRAY_DOWNLOADS")
 	if built == "" {
 		t.Fatal("kubespray's image is built, not what it downloads (BPA_KUBESPRAY_DOWNLOADS): make vms builds both")
@@ -139,15 +137,22 @@ func (s *stepsStory) realClusterThroughDownloads(t *testing.T) {
 	}
 }
 
+// skipWithoutKubesprayImage skips a stage that runs the real kubespray when no image of it is
+// built.
+func skipWithoutKubesprayImage(t *testing.T) {
+	t.Helper()
+	if len(testkubespray.Images()) == 0 {
+		t.Skip("BPA_KUBESPRAY_IMAGES is unset: no kubespray image is built (make vms builds them from ../shared/third_party)")
+	}
+}
+
 // vmDownloadsEnv turns on realClusterThroughDownloads.
 const vmDownloadsEnv = "BPA_VM_DOWNLOADS"
 
 // realScaleChecks runs the real scale.yml --limit as a scale run runs it, as far as kubespray's
 // validation and preinstall's checks go.
 func (s *stepsStory) realScaleChecks(t *testing.T) {
-	if len(testkubespray.Images()) == 0 {
-		t.Skip("BPA_KUBESPRAY_IMAGES is unset: no kubespray image is built (make vms builds them from ../shared/third_party)")
-	}
+	skipWithoutKubesprayImage(t)
 	// scale.yml --limit, as far as kubespray's validation and preinstall's checks go (not the
 	// installation: the site's mirror holds no Kubernetes yet). In a pod of its own, whose
 	// fact cache is empty as every new pod's is, kubespray refuses the limit...
@@ -360,9 +365,7 @@ func (s *stepsStory) poweredOffWorkerNamed(t *testing.T) {
 // and post-remove roles (the drain and the deletion, through the first master's kubectl) are
 // skipped: there is no Kubernetes on these machines.
 func (s *stepsStory) realRemoveOfPoweredOffWorker(t *testing.T) {
-	if len(strings.Fields(os.Getenv("BPA_KUBESPRAY_IMAGES"))) == 0 {
-		t.Skip("BPA_KUBESPRAY_IMAGES is unset: no kubespray image is built (make vms builds them from ../shared/third_party)")
-	}
+	skipWithoutKubesprayImage(t)
 	removalVars := filepath.Join(testinterrupt.TempDir(t), runkubespray.RemovalVarsFile)
 	if err := checkleavingnodespod.Run(context.Background(), s.env.Client, s.ref, s.addressed, []string{"worker"}, 22, 5*time.Second, removalVars, io.Discard); err != nil {
 		t.Fatal(err)
